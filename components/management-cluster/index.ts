@@ -1,0 +1,300 @@
+import * as command from "@pulumi/command";
+import * as hcloud from "@pulumi/hcloud";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import * as random from "@pulumi/random";
+import type { ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/fleet-config";
+import { networkZoneOf } from "../../infra/model/fleet-config";
+import { buildKubeconfig } from "../../infra/model/kubeconfig";
+import { planManagementAddresses } from "./address-plan";
+import { kubernetesApiPort, managementFirewallRules } from "./firewall-rules";
+import { renderK3sCloudInit } from "./k3s";
+import { createManagementPki } from "./pki";
+
+export { planManagementAddresses } from "./address-plan";
+export { managementFirewallRules } from "./firewall-rules";
+export { k3sServerConfig, renderK3sCloudInit } from "./k3s";
+
+/** Arguments of {@link ManagementCluster}. */
+export interface ManagementClusterArgs {
+  /**
+   * Prefix of every hcloud resource name and the Kubernetes provider's cluster
+   * identifier, e.g. "capi-fleet-dev". Changing it replaces the cluster.
+   */
+  fleetName: string;
+  /** Validated `management` settings from the stack config (see infra/model/fleet-config.ts). */
+  settings: HetznerManagementSettings | ExistingManagementSettings;
+  /** `existing` mode: how to reach the cluster. Ignored in `hetzner` mode. */
+  existingCluster?: {
+    /** Kubeconfig contents, as a Pulumi secret. */
+    kubeconfig: pulumi.Input<string>;
+    /** API server URL of the kubeconfig's current context (validated with the config). */
+    apiServerUrl: string;
+  };
+  /** `hetzner` mode: provider authenticated for the management cluster's Hetzner project. */
+  hcloudProvider?: hcloud.Provider;
+}
+
+/** Public and private address of one k3s server. */
+export interface ManagementServerAddress {
+  name: string;
+  publicIpv4: string;
+  privateIp: string;
+}
+
+/** Labels on every hcloud resource, so a human can find what belongs to which fleet. */
+function fleetLabels(fleetName: string): Record<string, string> {
+  return { "capi-fleet/fleet": fleetName, "capi-fleet/role": "management" };
+}
+
+/**
+ * The management cluster: k3s on hcloud servers (mode `hetzner`), or an existing cluster
+ * reached through its kubeconfig (mode `existing`). Either way it exposes one
+ * Kubernetes provider with a stable cluster identifier, so later components never get
+ * replaced because a kubeconfig was re-rendered.
+ */
+export class ManagementCluster extends pulumi.ComponentResource {
+  /** Admin kubeconfig (secret). */
+  public readonly kubeconfig: pulumi.Output<string>;
+  /** Kubernetes API URL, e.g. https://203.0.113.10:6443. */
+  public readonly apiEndpoint: pulumi.Output<string>;
+  /** k3s servers (empty in `existing` mode). */
+  public readonly serverAddresses: pulumi.Output<ManagementServerAddress[]>;
+  /** hcloud network id (undefined in `existing` mode). */
+  public readonly networkId: pulumi.Output<string | undefined>;
+  /** Provider for everything installed on the management cluster. */
+  public readonly provider: k8s.Provider;
+  /** The hcloud resources (`hetzner` mode only), for callers that attach more to them. */
+  public readonly hcloudResources: HcloudResources | undefined;
+
+  constructor(name: string, args: ManagementClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("capi-fleet:management:ManagementCluster", name, args, opts);
+    const built =
+      args.settings.mode === "hetzner"
+        ? createHetznerManagementCluster(name, args.fleetName, args.settings, args.hcloudProvider, this)
+        : useExistingCluster(name, args.fleetName, args.existingCluster, this);
+    this.kubeconfig = pulumi.secret(built.kubeconfig);
+    this.apiEndpoint = built.apiEndpoint;
+    this.serverAddresses = built.serverAddresses;
+    this.networkId = built.networkId;
+    this.provider = built.provider;
+    this.hcloudResources = built.hcloudResources;
+    this.registerOutputs({
+      kubeconfig: this.kubeconfig,
+      apiEndpoint: this.apiEndpoint,
+      serverAddresses: this.serverAddresses,
+      networkId: this.networkId,
+    });
+  }
+}
+
+/** Handles on the management cluster's hcloud resources. */
+export interface HcloudResources {
+  network: hcloud.Network;
+  firewall: hcloud.Firewall;
+  loadBalancer: hcloud.LoadBalancer;
+  servers: hcloud.Server[];
+}
+
+interface BuiltCluster {
+  hcloudResources?: HcloudResources;
+  kubeconfig: pulumi.Output<string>;
+  apiEndpoint: pulumi.Output<string>;
+  serverAddresses: pulumi.Output<ManagementServerAddress[]>;
+  networkId: pulumi.Output<string | undefined>;
+  provider: k8s.Provider;
+}
+
+/** `existing` mode: only a provider. */
+export function useExistingCluster(
+  name: string,
+  fleetName: string,
+  existing: ManagementClusterArgs["existingCluster"],
+  parent: pulumi.Resource,
+): BuiltCluster {
+  if (!existing) {
+    throw new Error("ManagementCluster: existing mode needs args.existingCluster");
+  }
+  const kubeconfig = pulumi.secret(existing.kubeconfig);
+  const provider = new k8s.Provider(`${name}-k8s`, { kubeconfig, clusterIdentifier: `${fleetName}-management` }, { parent });
+  return {
+    kubeconfig,
+    apiEndpoint: pulumi.output(existing.apiServerUrl),
+    serverAddresses: pulumi.output([]),
+    networkId: pulumi.output(undefined),
+    provider,
+  };
+}
+
+/** `hetzner` mode: network, firewall, servers, API load balancer, PKI and provider. */
+export function createHetznerManagementCluster(
+  name: string,
+  fleetName: string,
+  settings: HetznerManagementSettings,
+  hcloudProvider: hcloud.Provider | undefined,
+  parent: pulumi.Resource,
+): BuiltCluster {
+  const labels = fleetLabels(fleetName);
+  const protect = settings.deletionProtection;
+  const hetznerProtection = { deleteProtection: settings.deletionProtection };
+  const child = { parent, ...(hcloudProvider ? { provider: hcloudProvider } : {}) };
+  const plan = planManagementAddresses(settings.network.subnetCidr, settings.servers);
+  const [firstServerIp] = plan.serverIps;
+  if (firstServerIp === undefined) {
+    throw new Error("ManagementCluster: the address plan has no servers");
+  }
+
+  const network = new hcloud.Network(
+    `${name}-network`,
+    { name: `${fleetName}-mgmt`, ipRange: settings.network.cidr, labels, ...hetznerProtection },
+    { ...child, protect },
+  );
+  const networkId = network.id.apply(Number);
+  const subnet = new hcloud.NetworkSubnet(
+    `${name}-subnet`,
+    { networkId, type: "cloud", networkZone: networkZoneOf[settings.location], ipRange: settings.network.subnetCidr },
+    child,
+  );
+  const firewall = new hcloud.Firewall(
+    `${name}-firewall`,
+    {
+      name: `${fleetName}-mgmt`,
+      labels,
+      rules: managementFirewallRules(settings.adminCidrs, settings.network.cidr).map((rule) => ({
+        ...rule,
+        sourceIps: [...rule.sourceIps],
+      })),
+    },
+    child,
+  );
+  const placementGroup = new hcloud.PlacementGroup(`${name}-placement`, { name: `${fleetName}-mgmt`, type: "spread", labels }, child);
+  const sshKey = new hcloud.SshKey(`${name}-ssh`, { name: `${fleetName}-mgmt`, publicKey: settings.sshPublicKey, labels }, child);
+
+  const loadBalancer = new hcloud.LoadBalancer(
+    `${name}-api-lb`,
+    { name: `${fleetName}-mgmt-api`, loadBalancerType: settings.apiLoadBalancerType, location: settings.location, labels, ...hetznerProtection },
+    { ...child, protect },
+  );
+  const loadBalancerId = loadBalancer.id.apply(Number);
+  const loadBalancerNetwork = new hcloud.LoadBalancerNetwork(
+    `${name}-api-lb-network`,
+    { loadBalancerId, networkId, ip: plan.loadBalancerIp },
+    { ...child, dependsOn: [subnet] },
+  );
+  const apiAddresses = pulumi.all([loadBalancer.ipv4, plan.loadBalancerIp]);
+
+  const token = new random.RandomPassword(`${name}-k3s-token`, { length: 48, special: false }, { parent });
+  const pki = createManagementPki(name, parent);
+
+  const nodes = plan.serverIps.map((privateIp, index) => {
+    const serverName = `${fleetName}-mgmt-${index + 1}`;
+    const userData = pulumi.secret(
+      pulumi
+        .all([apiAddresses, token.result, pki.serverCaCertPem, pki.serverCaKeyPem, pki.clientCaCertPem, pki.clientCaKeyPem])
+        .apply(([addresses, tokenValue, serverCaCertPem, serverCaKeyPem, clientCaCertPem, clientCaKeyPem]) =>
+          renderK3sCloudInit({
+            index,
+            k3sVersion: settings.k3sVersion,
+            nodeIp: privateIp,
+            firstServerIp,
+            apiAddresses: addresses,
+            token: tokenValue,
+            caFiles: { serverCaCertPem, serverCaKeyPem, clientCaCertPem, clientCaKeyPem },
+          }),
+        ),
+    );
+    const server = new hcloud.Server(
+      `${name}-server-${index + 1}`,
+      {
+        name: serverName,
+        serverType: settings.serverType,
+        image: settings.image,
+        location: settings.location,
+        placementGroupId: placementGroup.id.apply(Number),
+        firewallIds: [firewall.id.apply(Number)],
+        sshKeys: [sshKey.id],
+        networks: [{ networkId, ip: privateIp }],
+        publicNets: [{ ipv4Enabled: true, ipv6Enabled: true }],
+        userData,
+        labels,
+        deleteProtection: settings.deletionProtection,
+        rebuildProtection: settings.deletionProtection,
+      },
+      {
+        ...child,
+        protect,
+        dependsOn: [subnet],
+        // user data, image and keys only matter at first boot; a change must not
+        // silently replace a server (and an etcd member) — upgrades happen in place.
+        ignoreChanges: ["userData", "image", "sshKeys"],
+      },
+    );
+    return { server, serverName, privateIp };
+  });
+  const servers = nodes.map((node) => node.server);
+
+  const targets = servers.map(
+    (server, index) =>
+      new hcloud.LoadBalancerTarget(
+        `${name}-api-lb-target-${index + 1}`,
+        { type: "server", loadBalancerId, serverId: server.id.apply(Number), usePrivateIp: true },
+        { ...child, dependsOn: [loadBalancerNetwork] },
+      ),
+  );
+  const apiService = new hcloud.LoadBalancerService(
+    `${name}-api-lb-service`,
+    {
+      loadBalancerId: loadBalancer.id,
+      protocol: "tcp",
+      listenPort: kubernetesApiPort,
+      destinationPort: kubernetesApiPort,
+      healthCheck: { protocol: "tcp", port: kubernetesApiPort, interval: 10, timeout: 5, retries: 3 },
+    },
+    child,
+  );
+
+  const apiEndpoint = pulumi.interpolate`https://${loadBalancer.ipv4}:${kubernetesApiPort}`;
+  const kubeconfig = pulumi.secret(
+    pulumi
+      .all([apiEndpoint, pki.serverCaCertPem, pki.adminCertPem, pki.adminKeyPem])
+      .apply(([server, certificateAuthorityPem, clientCertificatePem, clientKeyPem]) =>
+        buildKubeconfig({ name: `${fleetName}-management`, server, certificateAuthorityPem, clientCertificatePem, clientKeyPem }),
+      ),
+  );
+
+  // Blocks until the API answers through the load balancer with the admin certificate,
+  // so nothing is applied to a cluster that is still booting. Runs where `pulumi up` runs.
+  const apiReady = new command.local.Command(
+    `${name}-wait-for-api`,
+    {
+      create: "node scripts/wait-for-kube-api.mjs",
+      environment: pulumi.secret(
+        pulumi.all([apiEndpoint, pki.serverCaCertPem, pki.adminCertPem, pki.adminKeyPem]).apply(([server, ca, cert, key]) => ({
+          KUBE_API_SERVER: server,
+          KUBE_CA_PEM: ca,
+          KUBE_CLIENT_CERT_PEM: cert,
+          KUBE_CLIENT_KEY_PEM: key,
+        })),
+      ),
+      triggers: servers.map((server) => server.id),
+    },
+    { parent, dependsOn: [...targets, apiService] },
+  );
+
+  const provider = new k8s.Provider(
+    `${name}-k8s`,
+    { kubeconfig, clusterIdentifier: `${fleetName}-management` },
+    { parent, dependsOn: [apiReady] },
+  );
+
+  return {
+    hcloudResources: { network, firewall, loadBalancer, servers },
+    kubeconfig,
+    apiEndpoint,
+    serverAddresses: pulumi.all(
+      nodes.map(({ server, serverName, privateIp }) => server.ipv4Address.apply((publicIpv4) => ({ name: serverName, publicIpv4, privateIp }))),
+    ),
+    networkId: network.id,
+    provider,
+  };
+}

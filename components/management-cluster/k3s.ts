@@ -1,0 +1,78 @@
+import { stringify } from "yaml";
+import { kubernetesApiPort } from "./firewall-rules";
+
+/** Where k3s reads its CA material before first start (k3s "custom CA certificates"). */
+export const k3sTlsDirectory = "/var/lib/rancher/k3s/server/tls";
+
+/** The CA files the program issues, so it can build an admin kubeconfig without SSH. */
+export interface K3sCaFiles {
+  readonly serverCaCertPem: string;
+  readonly serverCaKeyPem: string;
+  readonly clientCaCertPem: string;
+  readonly clientCaKeyPem: string;
+}
+
+/** Everything one k3s server's cloud-init needs. */
+export interface K3sServerSpec {
+  /** 0 starts the cluster (`cluster-init`); the others join server 0. */
+  readonly index: number;
+  readonly k3sVersion: string;
+  /** Private IP of this server. */
+  readonly nodeIp: string;
+  /** Private IP of server 0, the join target. */
+  readonly firstServerIp: string;
+  /** Addresses clients use for the API (LB public and private IP), added as TLS SANs. */
+  readonly apiAddresses: readonly string[];
+  /** Shared secret servers use to join. */
+  readonly token: string;
+  /** CA files; written on server 0 only (joining servers receive them from etcd). */
+  readonly caFiles: K3sCaFiles;
+}
+
+/** The k3s config file (/etc/rancher/k3s/config.yaml) of one server. */
+export function k3sServerConfig(spec: K3sServerSpec): Record<string, unknown> {
+  return {
+    ...(spec.index === 0 ? { "cluster-init": true } : { server: `https://${spec.firstServerIp}:${kubernetesApiPort}` }),
+    token: spec.token,
+    "node-ip": spec.nodeIp,
+    "advertise-address": spec.nodeIp,
+    "tls-san": [...spec.apiAddresses],
+    // CAPI, not k3s, owns load balancing and ingress; the hcloud CCM replaces the built-in one.
+    disable: ["servicelb", "traefik"],
+    "disable-cloud-controller": true,
+    "kubelet-arg": ["cloud-provider=external"],
+    "secrets-encryption": true,
+    "write-kubeconfig-mode": "0600",
+  };
+}
+
+/** Renders the cloud-init user data that installs and starts k3s on one server. */
+export function renderK3sCloudInit(spec: K3sServerSpec): string {
+  const caFiles =
+    spec.index === 0
+      ? [
+          { path: `${k3sTlsDirectory}/server-ca.crt`, content: spec.caFiles.serverCaCertPem, permissions: "0644" },
+          { path: `${k3sTlsDirectory}/server-ca.key`, content: spec.caFiles.serverCaKeyPem, permissions: "0600" },
+          { path: `${k3sTlsDirectory}/client-ca.crt`, content: spec.caFiles.clientCaCertPem, permissions: "0644" },
+          { path: `${k3sTlsDirectory}/client-ca.key`, content: spec.caFiles.clientCaKeyPem, permissions: "0600" },
+        ]
+      : [];
+  const document = {
+    write_files: [
+      { path: "/etc/rancher/k3s/config.yaml", content: stringify(k3sServerConfig(spec)), permissions: "0600" },
+      ...caFiles,
+    ],
+    runcmd: [
+      [
+        "sh",
+        "-c",
+        // hcloud attaches the private network shortly after boot; k3s must bind to it, so
+        // install only once the address is there (and fail visibly in the log if never).
+        `for attempt in $(seq 1 90); do ip -4 -o addr show | grep -q ' ${spec.nodeIp}/' && break; sleep 2; done && ` +
+          `ip -4 -o addr show | grep -q ' ${spec.nodeIp}/' && ` +
+          `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='${spec.k3sVersion}' sh -s - server`,
+      ],
+    ],
+  };
+  return `#cloud-config\n${stringify(document)}`;
+}

@@ -1,0 +1,109 @@
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { catalog } from "../../infra/model/catalog";
+import { planManagementAddresses } from "./address-plan";
+import { managementFirewallRules } from "./firewall-rules";
+import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, type K3sServerSpec } from "./k3s";
+
+const caFiles = { serverCaCertPem: "SCRT", serverCaKeyPem: "SKEY", clientCaCertPem: "CCRT", clientCaKeyPem: "CKEY" };
+
+function spec(index: number): K3sServerSpec {
+  return {
+    index,
+    k3sVersion: catalog.k3s.version,
+    nodeIp: `10.0.1.${11 + index}`,
+    firstServerIp: "10.0.1.11",
+    apiAddresses: ["203.0.113.10", "10.0.1.10"],
+    token: "join-token",
+    caFiles,
+  };
+}
+
+interface CloudInit {
+  write_files: { path: string; content: string; permissions: string }[];
+  runcmd: string[][];
+}
+
+function cloudInit(index: number): CloudInit {
+  const text = renderK3sCloudInit(spec(index));
+  expect(text.startsWith("#cloud-config\n")).toBe(true);
+  return parse(text) as CloudInit;
+}
+
+describe("k3s server config", () => {
+  it("starts the cluster on the first server and joins the others over the private network", () => {
+    expect(k3sServerConfig(spec(0))).toMatchObject({ "cluster-init": true });
+    expect(k3sServerConfig(spec(0))).not.toHaveProperty("server");
+    expect(k3sServerConfig(spec(2))).toMatchObject({ server: "https://10.0.1.11:6443" });
+    expect(k3sServerConfig(spec(2))).not.toHaveProperty("cluster-init");
+  });
+
+  it("is ready for an external cloud controller and leaves LB/ingress to the platform", () => {
+    expect(k3sServerConfig(spec(1))).toMatchObject({
+      "node-ip": "10.0.1.12",
+      "advertise-address": "10.0.1.12",
+      "tls-san": ["203.0.113.10", "10.0.1.10"],
+      disable: ["servicelb", "traefik"],
+      "disable-cloud-controller": true,
+      "kubelet-arg": ["cloud-provider=external"],
+      token: "join-token",
+    });
+  });
+});
+
+describe("k3s cloud-init", () => {
+  it("writes the config file readable by root only and installs the pinned k3s", () => {
+    const document = cloudInit(0);
+    const configFile = document.write_files.find((file) => file.path === "/etc/rancher/k3s/config.yaml")!;
+    expect(configFile.permissions).toBe("0600");
+    expect(parse(configFile.content)).toEqual(k3sServerConfig(spec(0)));
+    const install = document.runcmd.flat().join(" ");
+    expect(install).toContain(`INSTALL_K3S_VERSION='${catalog.k3s.version}'`);
+    expect(install).toContain("ip -4 -o addr show | grep -q ' 10.0.1.11/'");
+  });
+
+  it("hands the CA files to the first server only, keys with mode 0600", () => {
+    const first = cloudInit(0).write_files.filter((file) => file.path.startsWith(k3sTlsDirectory));
+    expect(first.map((file) => [file.path.replace(`${k3sTlsDirectory}/`, ""), file.permissions])).toEqual([
+      ["server-ca.crt", "0644"],
+      ["server-ca.key", "0600"],
+      ["client-ca.crt", "0644"],
+      ["client-ca.key", "0600"],
+    ]);
+    expect(cloudInit(1).write_files.filter((file) => file.path.startsWith(k3sTlsDirectory))).toEqual([]);
+  });
+});
+
+describe("management firewall rules", () => {
+  const rules = managementFirewallRules(["203.0.113.0/24", "2001:db8::/32"], "10.0.0.0/16");
+
+  it("opens SSH and the API only to the admin networks", () => {
+    const publicPorts = rules.filter((rule) => !rule.sourceIps.includes("10.0.0.0/16"));
+    expect(publicPorts.map((rule) => [rule.protocol, rule.port])).toEqual([
+      ["tcp", "22"],
+      ["tcp", "6443"],
+    ]);
+    for (const rule of publicPorts) {
+      expect(rule.sourceIps).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
+    }
+  });
+
+  it("allows everything inside the private network and never 0.0.0.0/0", () => {
+    expect(rules.filter((rule) => rule.sourceIps.includes("10.0.0.0/16")).map((rule) => rule.protocol)).toEqual(["tcp", "udp", "icmp"]);
+    expect(rules.flatMap((rule) => rule.sourceIps)).not.toContain("0.0.0.0/0");
+  });
+});
+
+describe("management address plan", () => {
+  it("puts the load balancer and the servers on fixed private addresses", () => {
+    expect(planManagementAddresses("10.0.1.0/24", 3)).toEqual({
+      loadBalancerIp: "10.0.1.10",
+      serverIps: ["10.0.1.11", "10.0.1.12", "10.0.1.13"],
+    });
+  });
+
+  it("fits a /28 and refuses a subnet too small for the plan", () => {
+    expect(planManagementAddresses("10.0.1.16/28", 3).serverIps).toEqual(["10.0.1.27", "10.0.1.28", "10.0.1.29"]);
+    expect(() => planManagementAddresses("10.0.1.0/29", 1)).toThrow(/does not fit/);
+  });
+});

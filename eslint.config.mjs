@@ -1,0 +1,39 @@
+// ESLint flat config: strict type-aware TypeScript rules plus Pulumi's own rules
+// (no Outputs in template literals, which would render "Calling [toString] on an Output").
+import js from "@eslint/js";
+import pulumi from "@pulumi/eslint-plugin";
+import tseslint from "typescript-eslint";
+
+export default tseslint.config(
+  { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", "**/*.mjs", "**/*.js"] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    plugins: { "@pulumi": pulumi },
+    rules: {
+      "@pulumi/no-output-in-template-literal": "error",
+      "@pulumi/no-output-instance-in-template-literal": "error",
+      "@typescript-eslint/restrict-template-expressions": ["error", { allowNumber: true }],
+      "@typescript-eslint/no-unused-vars": ["error", { varsIgnorePattern: "^_", argsIgnorePattern: "^_" }],
+    },
+  },
+  {
+    // The domain model is shared with the policy pack, which must not pull in the Pulumi runtime.
+    files: ["infra/model/**/*.ts"],
+    ignores: ["**/*.test.ts"],
+    rules: {
+      "no-restricted-imports": ["error", { patterns: [{ group: ["@pulumi/*"], message: "infra/model is pure: no Pulumi imports (policies/ shares it)." }] }],
+    },
+  },
+  {
+    files: ["**/*.test.ts", "tests/**/*.ts"],
+    rules: {
+      "@typescript-eslint/no-non-null-assertion": "off",
+      "@typescript-eslint/no-unsafe-assignment": "off",
+      "@typescript-eslint/no-unsafe-member-access": "off",
+    },
+  },
+);

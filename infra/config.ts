@@ -1,0 +1,43 @@
+import * as pulumi from "@pulumi/pulumi";
+import * as runtimeConfig from "@pulumi/pulumi/runtime/config";
+import { FleetConfigError, parseFleetConfig, type FleetConfig } from "./model/validate-fleet-config";
+
+export type { FleetConfig, Tenant, HetznerManagement, ExistingManagement } from "./model/validate-fleet-config";
+
+/**
+ * `isConfigSecret` is exported by the SDK's runtime but marked internal; it is the only
+ * way to tell whether a key was set with `--secret`, which we insist on for credentials.
+ */
+const isConfigSecret = (key: string): boolean =>
+  (runtimeConfig as unknown as { isConfigSecret: (configKey: string) => boolean }).isConfigSecret(key);
+
+/**
+ * Reads and validates the whole stack config. Call it before creating any resource: on
+ * bad input it stops the program with every problem listed and nothing registered.
+ * Placeholder secrets are accepted in previews (with a warning) and refused by `up`.
+ */
+export function loadFleetConfig(): FleetConfig {
+  const values = pulumi.runtime.allConfig();
+  const secretKeys = new Set(Object.keys(values).filter((key) => isConfigSecret(key)));
+  let config: FleetConfig;
+  try {
+    config = parseFleetConfig({
+      stack: pulumi.getStack(),
+      values,
+      secretKeys,
+      allowPlaceholderSecrets: pulumi.runtime.isDryRun(),
+    });
+  } catch (error) {
+    if (error instanceof FleetConfigError) {
+      // RunError prints the message alone, without a stack trace of our own code.
+      throw new pulumi.RunError(error.message);
+    }
+    throw error;
+  }
+  if (config.placeholderSecrets.length > 0) {
+    void pulumi.log.warn(
+      `These secrets still hold committed placeholders, which is fine for a preview but will stop pulumi up: ${config.placeholderSecrets.join(", ")}`,
+    );
+  }
+  return config;
+}

@@ -1,0 +1,230 @@
+import * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
+import { beforeAll, describe, expect, it } from "vitest";
+import { countByType, installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
+import { loadFleetConfig } from "./config";
+import { createFleet, type FleetOutputs } from "./fleet";
+import { catalog } from "./model/catalog";
+
+/** Waits until the mocks have seen every registration the program queued. */
+async function settle(registrations: Registration[]): Promise<void> {
+  let stableRounds = 0;
+  let seen = -1;
+  while (stableRounds < 5) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stableRounds = registrations.length === seen ? stableRounds + 1 : 0;
+    seen = registrations.length;
+  }
+}
+
+/** Runs the program for a committed stack file under mocks and records what it registers. */
+async function runStack(stack: string, configOverride?: (values: Record<string, string>, secretKeys: string[]) => void) {
+  const registrations = await installRecordingMocks("capi-fleet", stack);
+  const { values, secretKeys } = readStackConfig(stack);
+  configOverride?.(values, secretKeys);
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  const outputs = createFleet(loadFleetConfig(), `capi-fleet-${stack}`);
+  await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
+  await settle(registrations);
+  return { registrations, outputs };
+}
+
+const byType = (registrations: Registration[], type: string) => registrations.filter((r) => r.type === type);
+const one = (registrations: Registration[], type: string) => {
+  const found = byType(registrations, type);
+  expect(found, type).toHaveLength(1);
+  return found[0]!;
+};
+const isProtected = (resource: pulumi.Resource) => (resource as unknown as { __protect?: boolean }).__protect === true;
+
+function expectedGraph(servers: number): Record<string, number> {
+  return {
+    "capi-fleet:management:ManagementCluster": 1,
+    "pulumi:providers:hcloud": 1,
+    "pulumi:providers:kubernetes": 1,
+    "hcloud:index/network:Network": 1,
+    "hcloud:index/networkSubnet:NetworkSubnet": 1,
+    "hcloud:index/firewall:Firewall": 1,
+    "hcloud:index/placementGroup:PlacementGroup": 1,
+    "hcloud:index/sshKey:SshKey": 1,
+    "hcloud:index/loadBalancer:LoadBalancer": 1,
+    "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork": 1,
+    "hcloud:index/loadBalancerService:LoadBalancerService": 1,
+    "hcloud:index/loadBalancerTarget:LoadBalancerTarget": servers,
+    "hcloud:index/server:Server": servers,
+    "random:index/randomPassword:RandomPassword": 1,
+    "tls:index/privateKey:PrivateKey": 3,
+    "tls:index/selfSignedCert:SelfSignedCert": 2,
+    "tls:index/certRequest:CertRequest": 1,
+    "tls:index/locallySignedCert:LocallySignedCert": 1,
+    "command:local:Command": 1,
+  };
+}
+
+describe.each([
+  { stack: "dev", servers: 1, protection: false, location: "fsn1" },
+  { stack: "prod", servers: 3, protection: true, location: "nbg1" },
+])("the $stack stack", ({ stack, servers, protection, location }) => {
+  let registrations: Registration[];
+  let outputs: FleetOutputs;
+
+  beforeAll(async () => {
+    ({ registrations, outputs } = await runStack(stack));
+  });
+
+  it("registers the management cluster graph with the expected types and counts", () => {
+    expect(countByType(registrations)).toEqual(expectedGraph(servers));
+  });
+
+  it("names hcloud resources after the fleet", () => {
+    const names = byType(registrations, "hcloud:index/server:Server").map((r) => r.inputs.name);
+    expect(names).toEqual(Array.from({ length: servers }, (_, i) => `capi-fleet-${stack}-mgmt-${i + 1}`));
+    expect(one(registrations, "hcloud:index/loadBalancer:LoadBalancer").inputs).toMatchObject({
+      name: `capi-fleet-${stack}-mgmt-api`,
+      loadBalancerType: "lb11",
+      location,
+    });
+  });
+
+  it("opens SSH and 6443 only to the configured admin networks", () => {
+    const management = JSON.parse(readStackConfig(stack).values["capi-fleet:management"]!) as { adminCidrs: string[] };
+    const adminCidrs = management.adminCidrs;
+    const rules = one(registrations, "hcloud:index/firewall:Firewall").inputs.rules as { port?: string; sourceIps: string[] }[];
+    for (const port of ["22", "6443"]) {
+      expect(rules.filter((rule) => rule.port === port).map((rule) => rule.sourceIps)).toEqual([adminCidrs]);
+    }
+    expect(rules.flatMap((rule) => rule.sourceIps)).not.toContain("0.0.0.0/0");
+    expect(rules.flatMap((rule) => rule.sourceIps)).not.toContain("::/0");
+  });
+
+  it("attaches every server to the firewall, the placement group and the private network", () => {
+    for (const server of byType(registrations, "hcloud:index/server:Server")) {
+      expect(server.inputs.firewallIds).toHaveLength(1);
+      expect(server.inputs.placementGroupId).toEqual(expect.any(Number));
+      expect(server.inputs.networks).toEqual([{ networkId: expect.any(Number), ip: expect.stringMatching(/^10\.0\.1\.1[1-3]$/) }]);
+      expect(server.inputs.image).toBe(catalog.managementImage);
+    }
+  });
+
+  it("balances the API over the servers' private IPs on TCP 6443", () => {
+    const targets = byType(registrations, "hcloud:index/loadBalancerTarget:LoadBalancerTarget");
+    expect(targets).toHaveLength(servers);
+    for (const target of targets) {
+      expect(target.inputs).toMatchObject({ type: "server", usePrivateIp: true });
+    }
+    expect(one(registrations, "hcloud:index/loadBalancerService:LoadBalancerService").inputs).toMatchObject({
+      protocol: "tcp",
+      listenPort: 6443,
+      destinationPort: 6443,
+    });
+    expect(one(registrations, "hcloud:index/loadBalancerNetwork:LoadBalancerNetwork").inputs).toMatchObject({ ip: "10.0.1.10" });
+  });
+
+  it("boots the first server with cluster-init and joins the rest to it", () => {
+    const configs = byType(registrations, "hcloud:index/server:Server").map((server) => {
+      const userData = parse(server.inputs.userData as string) as { write_files: { path: string; content: string }[] };
+      return parse(userData.write_files.find((file) => file.path === "/etc/rancher/k3s/config.yaml")!.content) as Record<string, unknown>;
+    });
+    expect(configs[0]).toMatchObject({ "cluster-init": true, "tls-san": ["203.0.113.10", "10.0.1.10"], "node-ip": "10.0.1.11" });
+    for (const config of configs.slice(1)) {
+      expect(config).toMatchObject({ server: "https://10.0.1.11:6443" });
+    }
+    expect(new Set(configs.map((config) => config.token)).size).toBe(1);
+  });
+
+  it("keeps the kubeconfig, the user data and the tokens secret", async () => {
+    expect(await pulumi.isSecret(outputs.managementKubeconfig)).toBe(true);
+    for (const server of byType(registrations, "hcloud:index/server:Server")) {
+      expect(server.secretInputs).toContain("userData");
+    }
+    const kubeconfig = parse(await valueOf(outputs.managementKubeconfig)) as { clusters: { cluster: { server: string } }[] };
+    expect(kubeconfig.clusters[0]!.cluster.server).toBe("https://203.0.113.10:6443");
+    expect(await valueOf(outputs.managementApiEndpoint)).toBe("https://203.0.113.10:6443");
+    const provider = one(registrations, "pulumi:providers:hcloud");
+    expect(provider.inputs.token).toBe(fakeHcloudToken("hcloud:token"));
+    expect(provider.secretInputs).toContain("token");
+    expect(one(registrations, "pulumi:providers:kubernetes").secretInputs).toContain("kubeconfig");
+    expect(one(registrations, "command:local:Command").secretInputs).toContain("environment");
+  });
+
+  it("gives the Kubernetes provider a stable cluster identifier", () => {
+    expect(one(registrations, "pulumi:providers:kubernetes").inputs).toMatchObject({ clusterIdentifier: `capi-fleet-${stack}-management` });
+  });
+
+  it(`sets deletion protection to ${protection} on servers, network and API load balancer`, () => {
+    for (const server of byType(registrations, "hcloud:index/server:Server")) {
+      expect(server.inputs).toMatchObject({ deleteProtection: protection, rebuildProtection: protection });
+    }
+    expect(one(registrations, "hcloud:index/loadBalancer:LoadBalancer").inputs.deleteProtection).toBe(protection);
+    expect(one(registrations, "hcloud:index/network:Network").inputs.deleteProtection).toBe(protection);
+    const { network, loadBalancer, servers: serverResources } = outputs.managementCluster.hcloudResources!;
+    for (const resource of [network, loadBalancer, ...serverResources]) {
+      expect(isProtected(resource)).toBe(protection);
+    }
+  });
+
+  it("exposes the servers' addresses", async () => {
+    const addresses = await valueOf(outputs.managementServers);
+    expect(addresses.map((address) => address.privateIp)).toEqual(["10.0.1.11", "10.0.1.12", "10.0.1.13"].slice(0, servers));
+  });
+});
+
+describe("existing mode", () => {
+  const kubeconfig = [
+    "apiVersion: v1",
+    "clusters: [{name: c, cluster: {server: 'https://mgmt.example.com:6443'}}]",
+    "users: [{name: u, user: {token: t}}]",
+    "contexts: [{name: x, context: {cluster: c, user: u}}]",
+    "current-context: x",
+  ].join("\n");
+  let registrations: Registration[];
+  let outputs: FleetOutputs;
+
+  beforeAll(async () => {
+    ({ registrations, outputs } = await runStack("dev", (values, secretKeys) => {
+      values["capi-fleet:management"] = JSON.stringify({ mode: "existing", kubernetesVersion: "v1.34.6" });
+      delete values["hcloud:token"];
+      values["capi-fleet:managementKubeconfig"] = kubeconfig;
+      secretKeys.push("capi-fleet:managementKubeconfig");
+    }));
+  });
+
+  it("registers no hcloud resource, only the Kubernetes provider", () => {
+    expect(registrations.filter((r) => r.type.startsWith("hcloud:") || r.type === "pulumi:providers:hcloud")).toEqual([]);
+    expect(one(registrations, "pulumi:providers:kubernetes").inputs).toMatchObject({ clusterIdentifier: "capi-fleet-dev-management" });
+  });
+
+  it("uses the given kubeconfig as a secret and reports its endpoint", async () => {
+    expect(await pulumi.isSecret(outputs.managementKubeconfig)).toBe(true);
+    expect(one(registrations, "pulumi:providers:kubernetes").secretInputs).toContain("kubeconfig");
+    expect(await valueOf(outputs.managementApiEndpoint)).toBe("https://mgmt.example.com:6443");
+    expect(await valueOf(outputs.managementServers)).toEqual([]);
+  });
+});
+
+describe("invalid config", () => {
+  it("stops with the problems listed before registering anything", async () => {
+    const registrations = await installRecordingMocks("capi-fleet", "dev");
+    const { values, secretKeys } = readStackConfig("dev");
+    values["capi-fleet:management"] = values["capi-fleet:management"]!.replace('"servers":1', '"servers":2');
+    pulumi.runtime.setAllConfig(values, secretKeys);
+    expect(() => loadFleetConfig()).toThrow(/management\.servers: 2 servers is not allowed/);
+    await settle(registrations);
+    expect(registrations).toEqual([]);
+  });
+
+  it("refuses placeholder secrets outside previews", async () => {
+    await installRecordingMocks("capi-fleet", "dev", false);
+    const { values, secretKeys } = readStackConfig("dev", () => "placeholder".padEnd(64, "0"));
+    pulumi.runtime.setAllConfig(values, secretKeys);
+    expect(() => loadFleetConfig()).toThrow(/hcloud:token: still holds the committed placeholder/);
+  });
+
+  it("accepts placeholder secrets in previews", async () => {
+    await installRecordingMocks("capi-fleet", "dev", true);
+    const { values, secretKeys } = readStackConfig("dev", () => "placeholder".padEnd(64, "0"));
+    pulumi.runtime.setAllConfig(values, secretKeys);
+    expect(loadFleetConfig().placeholderSecrets).toEqual(["hcloud:token", "tenantHcloudTokens.dev-a"]);
+  });
+});

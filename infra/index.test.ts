@@ -1,0 +1,23 @@
+import * as pulumi from "@pulumi/pulumi";
+import { beforeAll, expect, it } from "vitest";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
+import { readStackConfig } from "../tests/stack-files";
+
+// The composition root reads config at import time, so config and mocks come first.
+let registrations: Registration[];
+let program: typeof import("./index.js");
+
+beforeAll(async () => {
+  registrations = await installRecordingMocks("capi-fleet", "dev");
+  const { values, secretKeys } = readStackConfig("dev");
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  program = await import("./index.js");
+});
+
+it("exports the management cluster's endpoint, servers and network, with the kubeconfig secret", async () => {
+  expect(await valueOf(program.managementApiEndpoint)).toMatch(/^https:\/\/.+:6443$/);
+  expect(await pulumi.isSecret(program.managementKubeconfig)).toBe(true);
+  expect(await valueOf(program.managementServers)).toHaveLength(1);
+  expect(await valueOf(program.managementNetworkId)).toEqual(expect.any(String));
+  expect(registrations.some((r) => r.type === "capi-fleet:management:ManagementCluster")).toBe(true);
+});

@@ -1,0 +1,80 @@
+import ipaddr from "ipaddr.js";
+
+/** A parsed IPv4 or IPv6 prefix with its first and last address as integers. */
+export interface Cidr {
+  readonly text: string;
+  readonly family: "ipv4" | "ipv6";
+  readonly prefixLength: number;
+  readonly first: bigint;
+  readonly last: bigint;
+}
+
+/** RFC 1918 ranges: the only ones an hcloud Network accepts. */
+const privateIpv4Ranges = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"];
+
+/**
+ * Parses "10.0.0.0/16" or "2001:db8::/32". Returns an error string instead of throwing,
+ * so config validation can report every problem at once.
+ */
+export function parseCidr(text: string): Cidr | string {
+  if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(text) || !ipaddr.isValidCIDR(text)) {
+    return `"${text}" is not a CIDR; use the form 10.0.0.0/16 (or 2001:db8::/32)`;
+  }
+  const [address, prefixLength] = ipaddr.parseCIDR(text);
+  const family = address.kind();
+  const bits = family === "ipv4" ? 32 : 128;
+  const value = bytesToBigInt(address.toByteArray());
+  const hostBits = BigInt(bits - prefixLength);
+  const first = (value >> hostBits) << hostBits;
+  if (first !== value) {
+    const network = `${bigIntToAddress(first, family)}/${prefixLength}`;
+    return `"${text}" has host bits set; did you mean ${network}?`;
+  }
+  return { text, family, prefixLength, first, last: first + (1n << hostBits) - 1n };
+}
+
+/** Like parseCidr, for values already validated; throws on bad input. */
+export function mustParseCidr(text: string): Cidr {
+  const parsed = parseCidr(text);
+  if (typeof parsed === "string") {
+    throw new Error(parsed);
+  }
+  return parsed;
+}
+
+/** True when the two prefixes share at least one address. */
+export function cidrsOverlap(a: Cidr, b: Cidr): boolean {
+  return a.family === b.family && a.first <= b.last && b.first <= a.last;
+}
+
+/** True when `inner` lies entirely inside `outer`. */
+export function cidrContains(outer: Cidr, inner: Cidr): boolean {
+  return outer.family === inner.family && outer.first <= inner.first && inner.last <= outer.last;
+}
+
+/** True for IPv4 prefixes inside 10/8, 172.16/12 or 192.168/16. */
+export function isPrivateIpv4(cidr: Cidr): boolean {
+  return privateIpv4Ranges.some((range) => cidrContains(mustParseCidr(range), cidr));
+}
+
+/** The address `offset` places after the network address ("10.0.1.0/24", 10 → "10.0.1.10"). */
+export function hostAddress(cidr: Cidr, offset: number): string {
+  const address = cidr.first + BigInt(offset);
+  if (offset < 1 || address >= cidr.last) {
+    throw new Error(`offset ${offset} does not fit a host address in ${cidr.text}`);
+  }
+  return bigIntToAddress(address, cidr.family);
+}
+
+function bytesToBigInt(bytes: number[]): bigint {
+  return bytes.reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
+}
+
+function bigIntToAddress(value: bigint, family: "ipv4" | "ipv6"): string {
+  const byteCount = family === "ipv4" ? 4 : 16;
+  const bytes: number[] = [];
+  for (let i = byteCount - 1; i >= 0; i--) {
+    bytes.push(Number((value >> BigInt(i * 8)) & 0xffn));
+  }
+  return ipaddr.fromByteArray(bytes).toString();
+}

@@ -1,0 +1,339 @@
+import { z } from "zod";
+import { catalog } from "./catalog";
+import { parseCidr } from "./cidr";
+import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "./kubernetes-version";
+import { formatValue } from "./text";
+
+/**
+ * Field-level schema of the fleet's stack config (`stacks/Pulumi.<stack>.yaml`).
+ *
+ * Every object is strict, so a typo is an error that names the key and suggests the
+ * right one instead of a setting that silently does nothing. Messages name the value
+ * and what is allowed; `validate-fleet-config.ts` adds the config key path in front.
+ * Cross-field rules (unique names, overlapping CIDRs, secrets) live there too.
+ */
+
+/** Hetzner Cloud locations (also the CAPH failure domains). */
+export const hetznerLocations = ["fsn1", "nbg1", "hel1", "ash", "hil", "sin"] as const;
+export type HetznerLocation = (typeof hetznerLocations)[number];
+
+/** The network zone of each location; an hcloud Network subnet lives in exactly one. */
+export const networkZoneOf: Readonly<Record<HetznerLocation, string>> = {
+  fsn1: "eu-central",
+  nbg1: "eu-central",
+  hel1: "eu-central",
+  ash: "us-east",
+  hil: "us-west",
+  sin: "ap-southeast",
+};
+
+export const loadBalancerTypes = ["lb11", "lb21", "lb31"] as const;
+export const cniStrategies = ["HelmAddon", "ClusterResourceSet"] as const;
+
+const allowedKeysPrefix = "allowed keys: ";
+
+/**
+ * A strict object whose unknown-key error lists the allowed keys; the formatter turns
+ * it into one problem per unknown key, with a "did you mean" suggestion.
+ */
+function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
+  const allowed = Object.keys(shape).join(", ");
+  return z.strictObject(shape, {
+    error: (issue) => {
+      if (issue.code === "unrecognized_keys") {
+        return `${allowedKeysPrefix}${allowed}`;
+      }
+      return `expected a mapping with keys ${allowed}, got ${formatValue(issue.input)}`;
+    },
+  });
+}
+
+/** Splits an unknown-key issue message back into the allowed keys. */
+export function allowedKeysFromMessage(message: string): string[] | undefined {
+  return message.startsWith(allowedKeysPrefix) ? message.slice(allowedKeysPrefix.length).split(", ") : undefined;
+}
+
+/** Text ending in "allowed: a, b" for enum-like fields. */
+function oneOf(values: readonly (string | number)[]): string {
+  return `allowed: ${values.join(", ")}`;
+}
+
+const dns1123Label = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+function dnsLabel(maxLength = 63) {
+  return z.string().check((ctx) => {
+    const value = ctx.value;
+    if (!dns1123Label.test(value) || value.length > maxLength) {
+      ctx.issues.push({
+        code: "custom",
+        input: value,
+        message:
+          `${formatValue(value)} is not a DNS-1123 label; ` +
+          `allowed: lower-case letters, digits and '-', starting and ending with a letter or digit, at most ${maxLength} characters`,
+      });
+    }
+  });
+}
+
+const location = z.enum(hetznerLocations, {
+  error: (issue) => `${formatValue(issue.input)} is not a Hetzner Cloud location; ${oneOf(hetznerLocations)}`,
+});
+
+/** hcloud server types: cx/cpx (x86 shared), cax (Arm), ccx (dedicated). */
+const serverTypePattern = /^(cx|cpx|cax|ccx)[0-9]{2,3}$/;
+const serverType = z.string().check((ctx) => {
+  if (!serverTypePattern.test(ctx.value)) {
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `${formatValue(ctx.value)} is not an hcloud server type; allowed: cx*, cpx*, cax* or ccx* names such as cx23, cpx31, cax21`,
+    });
+  }
+});
+
+function cidr(options: { privateIpv4?: boolean } = {}) {
+  return z.string().check((ctx) => {
+    const parsed = parseCidr(ctx.value);
+    if (typeof parsed === "string") {
+      ctx.issues.push({ code: "custom", input: ctx.value, message: parsed });
+    } else if (options.privateIpv4 && parsed.family !== "ipv4") {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: `${formatValue(ctx.value)} is not IPv4; allowed: an IPv4 range inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16`,
+      });
+    }
+  });
+}
+
+const tenantKubernetesVersion = z.string().check((ctx) => {
+  const allowed = catalog.tenantKubernetesVersions as readonly string[];
+  if (allowed.includes(ctx.value)) {
+    return;
+  }
+  const parsed = parseKubernetesVersion(ctx.value);
+  const reason = parsed
+    ? "is not in the ClusterClass kubernetesVersions of this release"
+    : "is not a Kubernetes version of the form v1.34.6";
+  ctx.issues.push({ code: "custom", input: ctx.value, message: `${formatValue(ctx.value)} ${reason}; ${oneOf(allowed)}` });
+});
+
+/** A management-cluster version check shared by k3s (hetzner) and existing clusters. */
+function managementVersion(parse: typeof parseKubernetesVersion, example: string) {
+  return z.string().check((ctx) => {
+    const parsed = parse(ctx.value);
+    const range = catalog.clusterApi.managementKubernetes;
+    if (!parsed) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message: `${formatValue(ctx.value)} is not a version of the form ${example}`,
+      });
+    } else if (!isMinorInRange(parsed, range)) {
+      ctx.issues.push({
+        code: "custom",
+        input: ctx.value,
+        message:
+          `${formatValue(ctx.value)} is outside the management range of Cluster API ${catalog.clusterApi.version}; ` +
+          `allowed minors: ${describeRange(range)}`,
+      });
+    }
+  });
+}
+
+const sshKeyTypes = ["ssh-ed25519", "ecdsa-sha2-nistp256", "ecdsa-sha2-nistp384", "ecdsa-sha2-nistp521", "ssh-rsa"];
+
+/** An OpenSSH public key line; the blob must really encode the named key type. */
+const sshPublicKey = z.string().check((ctx) => {
+  const problem = sshPublicKeyProblem(ctx.value);
+  if (problem) {
+    ctx.issues.push({ code: "custom", input: "<ssh key>", message: problem });
+  }
+});
+
+/** Explains why a string is not an OpenSSH public key, or returns undefined. */
+export function sshPublicKeyProblem(text: string): string | undefined {
+  if (text.includes("PRIVATE KEY")) {
+    return "is a private key; give the public key (the .pub file) instead, and rotate this one";
+  }
+  const [type = "", blob = ""] = text.trim().split(/\s+/);
+  if (!sshKeyTypes.includes(type)) {
+    return `is not an OpenSSH public key; allowed types: ${sshKeyTypes.join(", ")}`;
+  }
+  const bytes = Buffer.from(blob, "base64");
+  const declaredLength = bytes.length >= 4 ? bytes.readUInt32BE(0) : -1;
+  const encodedType = bytes.subarray(4, 4 + declaredLength).toString("latin1");
+  if (encodedType !== type) {
+    return `is not a valid ${type} key: its base64 body is truncated or belongs to another key type`;
+  }
+  return undefined;
+}
+
+const gitUrl = z.string().check((ctx) => {
+  const value = ctx.value;
+  const scpLike = /^([\w.-]+@)?([\w.-]+):(?!\/\/)(.+)$/.exec(value);
+  if (scpLike) {
+    ctx.issues.push({
+      code: "custom",
+      input: value,
+      message: `${formatValue(value)} is an scp-style address, which Flux does not accept; use ssh://${scpLike[1] ?? ""}${scpLike[2]}/${scpLike[3]}`,
+    });
+    return;
+  }
+  let url: URL | undefined;
+  try {
+    url = new URL(value);
+  } catch {
+    url = undefined;
+  }
+  if (!url || !["https:", "ssh:"].includes(url.protocol) || !url.hostname) {
+    ctx.issues.push({ code: "custom", input: value, message: `${formatValue(value)} is not a Git URL; allowed: https://… or ssh://…` });
+  }
+});
+
+const repoPath = z.string().check((ctx) => {
+  const value = ctx.value;
+  if (value.startsWith("/") || value.split("/").includes("..") || value.length === 0) {
+    ctx.issues.push({
+      code: "custom",
+      input: value,
+      message: `${formatValue(value)} is not a path inside the repository; allowed: a relative path such as ./clusters/prod`,
+    });
+  }
+});
+
+const hetznerManagementSchema = strictObject({
+  /** Build the management cluster on hcloud servers. */
+  mode: z.literal("hetzner"),
+  /** Location of the servers and the API load balancer. */
+  location,
+  /** hcloud server type of each k3s server, e.g. cx33. */
+  serverType,
+  /** k3s servers: 1 (no HA) or 3 (embedded etcd quorum). */
+  servers: z.literal([1, 3], {
+    error: (issue) =>
+      `${formatValue(issue.input)} servers is not allowed; allowed: 1 or 3 (embedded etcd needs an odd member count, and 1 has no HA)`,
+  }),
+  /** k3s release, e.g. v1.34.6+k3s1; defaults to the catalog's. */
+  k3sVersion: managementVersion(parseK3sVersion, "v1.34.6+k3s1").default(catalog.k3s.version),
+  /** hcloud image of the servers. */
+  image: z.string().min(1).default(catalog.managementImage),
+  /** Private network of the servers and the load balancer. */
+  network: strictObject({
+    cidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
+    subnetCidr: cidr({ privateIpv4: true }).default("10.0.1.0/24"),
+  }).prefault({}),
+  /** Sources allowed to reach SSH (22) and the Kubernetes API (6443) on the servers. */
+  adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }),
+  /** OpenSSH public key installed for root on the servers. */
+  sshPublicKey,
+  /** hcloud delete/rebuild protection plus Pulumi `protect` on servers, network and load balancer. */
+  deletionProtection: z.boolean().default(true),
+  /** hcloud load-balancer type of the API endpoint. */
+  apiLoadBalancerType: z.enum(loadBalancerTypes, {
+    error: (issue) => `${formatValue(issue.input)} is not a load-balancer type; ${oneOf(loadBalancerTypes)}`,
+  }).default("lb11"),
+});
+
+const existingManagementSchema = strictObject({
+  /** Use a cluster that already exists; its kubeconfig is the secret `capi-fleet:managementKubeconfig`. */
+  mode: z.literal("existing"),
+  /** Kubernetes version the existing cluster runs (checked against CAPI's management range). */
+  kubernetesVersion: managementVersion(parseKubernetesVersion, "v1.34.6"),
+});
+
+const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {
+  error: (issue) => `mode ${formatValue((issue.input as { mode?: unknown } | undefined)?.mode)} is not supported; ${oneOf(["hetzner", "existing"])}`,
+});
+
+const workerPoolSchema = strictObject({
+  /** MachineDeployment name inside the tenant, e.g. md-0. */
+  name: dnsLabel(),
+  /** Number of worker servers; 0 keeps the pool defined but empty. */
+  replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }),
+  /** hcloud server type of the workers. */
+  machineType: serverType,
+  /** Location of the pool's servers; must be one of the tenant's regions. */
+  failureDomain: location,
+});
+
+const tenantSchema = strictObject({
+  /** Cluster name; DNS-1123 label, unique in the fleet. */
+  name: dnsLabel(),
+  /** Namespace of the Cluster object; defaults to the tenant name. */
+  namespace: dnsLabel().optional(),
+  /** Target Kubernetes version; one of the ClusterClass kubernetesVersions. */
+  kubernetesVersion: tenantKubernetesVersion,
+  /** Control-plane locations (CAPH failure domains), all in one network zone. */
+  regions: z.array(location).min(1, { error: "needs at least one location" }),
+  controlPlane: strictObject({
+    /** 1, 3 or 5: an etcd quorum needs an odd member count. */
+    replicas: z.literal([1, 3, 5], {
+      error: (issue) => `${formatValue(issue.input)} replicas is not allowed; allowed: 1, 3 or 5 (etcd needs an odd member count)`,
+    }),
+    machineType: serverType,
+  }),
+  /** Worker pools (MachineDeployments). */
+  workers: z.array(workerPoolSchema).min(1, { error: "needs at least one worker pool" }),
+  /** Cluster networking. Defaults follow CAPH's examples. */
+  network: strictObject({
+    /** hcloud private network of the tenant's servers. */
+    nodesCidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
+    podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16"),
+    servicesCidr: cidr({ privateIpv4: true }).default("10.128.0.0/12"),
+    /**
+     * Tenants naming the same routing domain can reach each other (shared or peered
+     * network, VPN), so their node, pod and service ranges must not overlap.
+     */
+    routingDomain: dnsLabel().optional(),
+  }).prefault({}),
+  /** CNI delivered by CAREN's lifecycle hooks (`clusterConfig.addons.cni`). */
+  cni: strictObject({
+    provider: z.literal("cilium", {
+      error: (issue) =>
+        `${formatValue(issue.input)} is not supported on Hetzner; allowed: cilium (CAREN skips Calico for HetznerCluster)`,
+    }),
+    /** Always explicit: CAREN's Cilium handler fails on an empty strategy. */
+    strategy: z.enum(cniStrategies, {
+      error: (issue) => `${formatValue(issue.input)} is not a CAREN addon strategy; ${oneOf(cniStrategies)}`,
+    }).default("HelmAddon"),
+    /** Replace kube-proxy with Cilium (CAREN sets kubeProxy.mode: disabled). */
+    kubeProxyReplacement: z.boolean().default(false),
+  }).prefault({ provider: "cilium" }),
+  /**
+   * CAREN deletes the tenant's LoadBalancer Services before the Cluster goes away, so
+   * hcloud load balancers are not orphaned. `false` writes the opt-out annotation
+   * `caren.nutanix.com/loadbalancer-gc: "false"` (there is no CAREN variable for this).
+   */
+  loadBalancerGarbageCollection: z.boolean().default(true),
+});
+
+const gitOpsSchema = strictObject({
+  /** Repository Flux syncs, https:// or ssh://. */
+  url: gitUrl,
+  branch: z.string().regex(/^[\w./-]+$/, { error: "is not a branch name" }).default("main"),
+  paths: strictObject({
+    /** Platform add-ons; reconciled first. */
+    infrastructure: repoPath.default("./infrastructure"),
+    /** Tenant workloads; reconciled after infrastructure is healthy. */
+    tenants: repoPath.default("./tenants"),
+  }).prefault({}),
+  /** Name of a Secret in flux-system with the repository credentials (private repositories). */
+  secretRef: dnsLabel().optional(),
+});
+
+/** The non-secret part of the fleet config, one schema per top-level config key. */
+export const fleetConfigSchema = strictObject({
+  management: managementSchema,
+  tenants: z.array(tenantSchema).default([]),
+  gitops: gitOpsSchema.optional(),
+});
+
+export type FleetSettings = z.output<typeof fleetConfigSchema>;
+export type ManagementSettings = FleetSettings["management"];
+export type HetznerManagementSettings = Extract<ManagementSettings, { mode: "hetzner" }>;
+export type ExistingManagementSettings = Extract<ManagementSettings, { mode: "existing" }>;
+export type TenantSettings = FleetSettings["tenants"][number];
+export type WorkerPoolSettings = TenantSettings["workers"][number];
+export type GitOpsSettings = NonNullable<FleetSettings["gitops"]>;
+

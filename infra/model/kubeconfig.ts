@@ -1,0 +1,69 @@
+import { parse, stringify } from "yaml";
+
+/** The parts of a client certificate kubeconfig the program builds for the management cluster. */
+export interface ClientCertificateKubeconfig {
+  /** Name used for the cluster, user and context entries. */
+  readonly name: string;
+  /** API endpoint, e.g. https://203.0.113.10:6443. */
+  readonly server: string;
+  readonly certificateAuthorityPem: string;
+  readonly clientCertificatePem: string;
+  readonly clientKeyPem: string;
+}
+
+/** Renders a kubeconfig that authenticates with a client certificate. */
+export function buildKubeconfig(spec: ClientCertificateKubeconfig): string {
+  const base64 = (pem: string) => Buffer.from(pem, "utf8").toString("base64");
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [
+      { name: spec.name, cluster: { server: spec.server, "certificate-authority-data": base64(spec.certificateAuthorityPem) } },
+    ],
+    users: [
+      {
+        name: `${spec.name}-admin`,
+        user: {
+          "client-certificate-data": base64(spec.clientCertificatePem),
+          "client-key-data": base64(spec.clientKeyPem),
+        },
+      },
+    ],
+    contexts: [{ name: spec.name, context: { cluster: spec.name, user: `${spec.name}-admin` } }],
+    "current-context": spec.name,
+  });
+}
+
+interface KubeconfigDocument {
+  "current-context"?: unknown;
+  contexts?: { name?: unknown; context?: { cluster?: unknown } }[];
+  clusters?: { name?: unknown; cluster?: { server?: unknown } }[];
+}
+
+/**
+ * Finds the API server URL of a kubeconfig's current context. Returns a problem text
+ * instead (never quoting the content, which holds credentials).
+ */
+export function kubeconfigServer(text: string): { server: string } | { problem: string } {
+  let parsed: unknown;
+  try {
+    parsed = parse(text);
+  } catch {
+    return { problem: "is not valid YAML; expected the contents of a kubeconfig file" };
+  }
+  if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as KubeconfigDocument).clusters)) {
+    return { problem: "is not a kubeconfig: it has no clusters list (give the file contents, not its path)" };
+  }
+  const document = parsed as KubeconfigDocument & { clusters: NonNullable<KubeconfigDocument["clusters"]> };
+  const contextName = document["current-context"];
+  const context = document.contexts?.find((entry) => entry.name === contextName);
+  if (!context) {
+    return { problem: "has no current-context that names one of its contexts" };
+  }
+  const cluster = document.clusters.find((entry) => entry.name === context.context?.cluster);
+  const server = cluster?.cluster?.server;
+  if (typeof server !== "string" || !server.startsWith("https://")) {
+    return { problem: "current context's cluster has no https:// server URL" };
+  }
+  return { server };
+}

@@ -1,0 +1,240 @@
+import { describe, expect, it } from "vitest";
+import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
+import { catalog } from "./catalog";
+import { FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
+
+/** A valid fleet in the shape of a stack file; each case mutates one thing. */
+interface RawFleet {
+  management: Record<string, unknown>;
+  tenants: Record<string, unknown>[];
+  gitops?: Record<string, unknown>;
+  tenantHcloudTokens: Record<string, unknown>;
+  hcloudToken?: string;
+  managementKubeconfig?: string;
+  extraKeys: Record<string, string>;
+  plainKeys: string[];
+}
+
+const alphaToken = fakeHcloudToken("alpha");
+const betaToken = fakeHcloudToken("beta");
+const managementToken = fakeHcloudToken("management");
+const sshPublicKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIKvPumWclk91ATYkXgfL5uBdvqjGrjAatvRuTP4arftF test";
+const kubeconfig = [
+  "apiVersion: v1",
+  "clusters: [{name: c, cluster: {server: 'https://10.1.2.3:6443', certificate-authority-data: c2VjcmV0}}]",
+  "users: [{name: u, user: {token: super-secret-bearer}}]",
+  "contexts: [{name: ctx, context: {cluster: c, user: u}}]",
+  "current-context: ctx",
+].join("\n");
+
+function tenant(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    name,
+    kubernetesVersion: "v1.34.6",
+    regions: ["fsn1"],
+    controlPlane: { replicas: 3, machineType: "cx33" },
+    workers: [{ name: "md-0", replicas: 2, machineType: "cx23", failureDomain: "fsn1" }],
+    ...overrides,
+  };
+}
+
+function baseline(): RawFleet {
+  return {
+    management: {
+      mode: "hetzner",
+      location: "fsn1",
+      serverType: "cx33",
+      servers: 3,
+      adminCidrs: ["203.0.113.0/24"],
+      sshPublicKey,
+    },
+    tenants: [tenant("alpha"), tenant("beta")],
+    tenantHcloudTokens: { alpha: alphaToken, beta: betaToken },
+    hcloudToken: managementToken,
+    extraKeys: {},
+    plainKeys: [],
+  };
+}
+
+function toInput(raw: RawFleet, allowPlaceholderSecrets = true): StackConfigInput {
+  const values: Record<string, string> = {
+    "capi-fleet:management": JSON.stringify(raw.management),
+    "capi-fleet:tenants": JSON.stringify(raw.tenants),
+    "capi-fleet:tenantHcloudTokens": JSON.stringify(raw.tenantHcloudTokens),
+    ...raw.extraKeys,
+  };
+  if (raw.gitops) values["capi-fleet:gitops"] = JSON.stringify(raw.gitops);
+  if (raw.hcloudToken !== undefined) values["hcloud:token"] = raw.hcloudToken;
+  if (raw.managementKubeconfig !== undefined) values["capi-fleet:managementKubeconfig"] = raw.managementKubeconfig;
+  const secretKeys = new Set(
+    ["hcloud:token", "capi-fleet:tenantHcloudTokens", "capi-fleet:managementKubeconfig"].filter((key) => !raw.plainKeys.includes(key)),
+  );
+  return { stack: "test", values, secretKeys, allowPlaceholderSecrets };
+}
+
+function problemsOf(input: StackConfigInput) {
+  try {
+    parseFleetConfig(input);
+  } catch (error) {
+    if (error instanceof FleetConfigError) return { error, problems: error.problems };
+    throw error;
+  }
+  return { error: undefined, problems: [] };
+}
+
+const existingMode = (raw: RawFleet) => {
+  raw.management = { mode: "existing", kubernetesVersion: "v1.34.6" };
+  delete raw.hcloudToken;
+  raw.managementKubeconfig = kubeconfig;
+};
+
+/** [description, mutation, expected key path, fragment of the message naming what is allowed]. */
+const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
+  ["typo in a top-level key", (r) => (r.extraKeys["capi-fleet:tenant"] = "[]"), "tenant", 'did you mean "tenants"'],
+  ["typo in a management key", (r) => (r.management.serverTyp = "cx33"), "management.serverTyp", 'did you mean "serverType"'],
+  ["typo in a tenant key", (r) => (r.tenants[0]!.kubernetesVerison = "v1.34.6"), "tenants[0].kubernetesVerison", 'did you mean "kubernetesVersion"'],
+  ["typo in controlPlane", (r) => ((r.tenants[0]!.controlPlane as Record<string, unknown>).replica = 3), "tenants[0].controlPlane.replica", "allowed keys: replicas, machineType"],
+  ["typo in a worker pool", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.failureDomian = "fsn1"), "tenants[0].workers[0].failureDomian", 'did you mean "failureDomain"'],
+  ["unknown management mode", (r) => (r.management.mode = "hetzer"), "management.mode", "allowed: hetzner, existing"],
+  ["management config missing", (r) => (r.management = undefined as never), "management", "is required"],
+  ["unknown location", (r) => (r.management.location = "fsn2"), "management.location", "allowed: fsn1, nbg1, hel1, ash, hil, sin"],
+  ["two management servers (even etcd)", (r) => (r.management.servers = 2), "management.servers", "allowed: 1 or 3"],
+  ["four management servers (even etcd)", (r) => (r.management.servers = 4), "management.servers", "odd member count"],
+  ["k3s minor outside the CAPI management range", (r) => (r.management.k3sVersion = "v1.30.4+k3s1"), "management.k3sVersion", "allowed minors: 1.31–1.36"],
+  ["k3s version without the k3s suffix", (r) => (r.management.k3sVersion = "v1.34.6"), "management.k3sVersion", "of the form v1.34.6+k3s1"],
+  ["unknown server type", (r) => (r.management.serverType = "large"), "management.serverType", "cx*, cpx*, cax* or ccx*"],
+  ["unknown load-balancer type", (r) => (r.management.apiLoadBalancerType = "lb99"), "management.apiLoadBalancerType", "allowed: lb11, lb21, lb31"],
+  ["no admin CIDR", (r) => (r.management.adminCidrs = []), "management.adminCidrs", "at least one CIDR"],
+  ["admin CIDR with host bits", (r) => (r.management.adminCidrs = ["10.1.2.3/8"]), "management.adminCidrs[0]", "did you mean 10.0.0.0/8"],
+  ["admin CIDR that is a word", (r) => (r.management.adminCidrs = ["office"]), "management.adminCidrs[0]", "use the form 10.0.0.0/16"],
+  ["private SSH key pasted", (r) => (r.management.sshPublicKey = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn\n-----END OPENSSH PRIVATE KEY-----"), "management.sshPublicKey", "give the public key"],
+  ["truncated SSH key", (r) => (r.management.sshPublicKey = "ssh-ed25519 AAAAC3Nza"), "management.sshPublicKey", "truncated"],
+  ["public management network", (r) => (r.management.network = { cidr: "8.8.0.0/16", subnetCidr: "8.8.1.0/24" }), "management.network.cidr", "allowed: inside 10.0.0.0/8"],
+  ["subnet outside the management network", (r) => (r.management.network = { cidr: "10.0.0.0/16", subnetCidr: "10.9.1.0/24" }), "management.network.subnetCidr", "not inside management.network.cidr 10.0.0.0/16"],
+  ["subnet too small", (r) => (r.management.network = { cidr: "10.0.0.0/16", subnetCidr: "10.0.1.0/29" }), "management.network.subnetCidr", "allowed: /28 or larger"],
+  ["tenant name not DNS-1123", (r) => (r.tenants[0]!.name = "Team_A"), "tenants[0].name", "lower-case letters, digits and '-'"],
+  ["duplicate tenant names", (r) => (r.tenants[1]!.name = "alpha"), "tenants[1].name", "already used by tenants[0]"],
+  ["two tenants in one namespace", (r) => { r.tenants[0]!.namespace = "shared"; r.tenants[1]!.namespace = "shared"; }, "tenants[1].namespace", "each tenant needs its own namespace"],
+  ["tenant namespace not DNS-1123", (r) => (r.tenants[0]!.namespace = "Team.A"), "tenants[0].namespace", "not a DNS-1123 label"],
+  ["Kubernetes minor too old", (r) => (r.tenants[0]!.kubernetesVersion = "v1.31.2"), "tenants[0].kubernetesVersion", "allowed: v1.33.10, v1.34.6, v1.35.3"],
+  ["Kubernetes minor too new", (r) => (r.tenants[0]!.kubernetesVersion = "v1.36.0"), "tenants[0].kubernetesVersion", "not in the ClusterClass kubernetesVersions"],
+  ["Kubernetes patch not in the class", (r) => (r.tenants[0]!.kubernetesVersion = "v1.34.3"), "tenants[0].kubernetesVersion", "allowed: v1.33.10"],
+  ["Kubernetes version without v", (r) => (r.tenants[0]!.kubernetesVersion = "1.34.6"), "tenants[0].kubernetesVersion", "of the form v1.34.6"],
+  ["two control-plane replicas (even etcd)", (r) => ((r.tenants[0]!.controlPlane as Record<string, unknown>).replicas = 2), "tenants[0].controlPlane.replicas", "allowed: 1, 3 or 5"],
+  ["four control-plane replicas (even etcd)", (r) => ((r.tenants[0]!.controlPlane as Record<string, unknown>).replicas = 4), "tenants[0].controlPlane.replicas", "odd member count"],
+  ["no worker pools", (r) => (r.tenants[0]!.workers = []), "tenants[0].workers", "at least one worker pool"],
+  ["negative worker replicas", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas = -1), "tenants[0].workers[0].replicas", "must be 0 or more"],
+  ["fractional worker replicas", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas = 1.5), "tenants[0].workers[0].replicas", "expected int"],
+  ["duplicate pool names", (r) => (r.tenants[0]!.workers = [tenant("x").workers as never, tenant("x").workers as never].flat()), "tenants[0].workers[1].name", "pool names must be unique"],
+  ["failure domain outside the regions", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.failureDomain = "hel1"), "tenants[0].workers[0].failureDomain", "allowed: fsn1"],
+  ["regions in two network zones", (r) => (r.tenants[0]!.regions = ["fsn1", "ash"]), "tenants[0].regions[1]", "a tenant's private network spans one zone"],
+  ["pods overlap services in one tenant", (r) => (r.tenants[0]!.network = { podsCidr: "10.96.0.0/16", servicesCidr: "10.96.0.0/12" }), "tenants[0].network.servicesCidr", "overlaps tenants[0].network.podsCidr"],
+  ["tenant pods overlap the management network", (r) => (r.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", podsCidr: "10.0.128.0/17" }), "tenants[0].network.podsCidr", "overlaps management.network.cidr 10.0.0.0/16"],
+  ["tenant services overlap the management network", (r) => (r.tenants[1]!.network = { nodesCidr: "172.16.0.0/16", servicesCidr: "10.0.0.0/12" }), "tenants[1].network.servicesCidr", "overlaps management.network.cidr"],
+  ["tenants in one routing domain overlap", (r) => { r.tenants[0]!.network = { routingDomain: "core" }; r.tenants[1]!.network = { routingDomain: "core", nodesCidr: "10.1.0.0/16" }; }, "tenants[1].network.podsCidr", 'in routing domain "core"'],
+  ["public tenant node network", (r) => (r.tenants[0]!.network = { nodesCidr: "100.64.0.0/16" }), "tenants[0].network.nodesCidr", "allowed: inside 10.0.0.0/8"],
+  ["Calico requested", (r) => (r.tenants[0]!.cni = { provider: "calico" }), "tenants[0].cni.provider", "allowed: cilium"],
+  ["unknown CNI strategy", (r) => (r.tenants[0]!.cni = { provider: "cilium", strategy: "Helm" }), "tenants[0].cni.strategy", "allowed: HelmAddon, ClusterResourceSet"],
+  ["LB GC flag as a string", (r) => (r.tenants[0]!.loadBalancerGarbageCollection = "no"), "tenants[0].loadBalancerGarbageCollection", "expected boolean"],
+  ["tenants is not a list", (r) => (r.tenants = "alpha" as never), "tenants", "expected array"],
+  ["missing tenant token", (r) => delete r.tenantHcloudTokens.beta, "tenantHcloudTokens.beta", "every tenant needs the token of its own Hetzner project"],
+  ["token for a tenant that does not exist", (r) => (r.tenantHcloudTokens.alpah = alphaToken), "tenantHcloudTokens.alpah", 'did you mean "alpha"'],
+  ["malformed tenant token", (r) => (r.tenantHcloudTokens.alpha = "abc"), "tenantHcloudTokens.alpha", "expected 64 letters and digits"],
+  ["tenant tokens stored in plain text", (r) => r.plainKeys.push("capi-fleet:tenantHcloudTokens"), "tenantHcloudTokens", "pulumi config set --secret"],
+  ["management token missing", (r) => delete r.hcloudToken, "hcloud:token", "is required"],
+  ["management token stored in plain text", (r) => r.plainKeys.push("hcloud:token"), "hcloud:token", "stored in plain text"],
+  ["kubeconfig given in hetzner mode", (r) => (r.managementKubeconfig = kubeconfig), "managementKubeconfig", "only used with management.mode: existing"],
+  ["existing mode without kubeconfig", (r) => { existingMode(r); delete r.managementKubeconfig; }, "managementKubeconfig", "is required"],
+  ["existing mode with a kubeconfig path", (r) => { existingMode(r); r.managementKubeconfig = "~/.kube/config"; }, "managementKubeconfig", "give the file contents, not its path"],
+  ["existing cluster too old for CAPI", (r) => { existingMode(r); r.management.kubernetesVersion = "v1.30.0"; }, "management.kubernetesVersion", "allowed minors: 1.31–1.36"],
+  ["hcloud token left over in existing mode", (r) => { existingMode(r); r.hcloudToken = managementToken; }, "hcloud:token", "only used with management.mode: hetzner"],
+  ["scp-style Git URL", (r) => (r.gitops = { url: "git@github.com:org/fleet.git" }), "gitops.url", "use ssh://git@github.com/org/fleet.git"],
+  ["plain-HTTP Git URL", (r) => (r.gitops = { url: "http://git.example.com/fleet.git" }), "gitops.url", "allowed: https://… or ssh://…"],
+  ["GitOps path escaping the repo", (r) => (r.gitops = { url: "https://git.example.com/fleet.git", paths: { tenants: "../other" } }), "gitops.paths.tenants", "a relative path"],
+];
+
+describe("parseFleetConfig", () => {
+  it("accepts the baseline and fills in defaults", () => {
+    const config = parseFleetConfig(toInput(baseline()));
+    expect(config.management).toMatchObject({
+      mode: "hetzner",
+      k3sVersion: catalog.k3s.version,
+      image: catalog.managementImage,
+      deletionProtection: true,
+      apiLoadBalancerType: "lb11",
+      network: { cidr: "10.0.0.0/16", subnetCidr: "10.0.1.0/24" },
+    });
+    expect(config.tenants[0]).toMatchObject({
+      namespace: "alpha",
+      loadBalancerGarbageCollection: true,
+      cni: { provider: "cilium", strategy: "HelmAddon", kubeProxyReplacement: false },
+      network: { podsCidr: "192.168.0.0/16", servicesCidr: "10.128.0.0/12" },
+    });
+    expect(config.tenants[0]!.hcloudToken.reveal()).toBe(alphaToken);
+  });
+
+  it("lets tenants outside a shared routing domain reuse the same ranges", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { routingDomain: "a" };
+    raw.tenants[1]!.network = { routingDomain: "b" };
+    expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
+  });
+
+  it("accepts existing mode with a kubeconfig and reads its server", () => {
+    const raw = baseline();
+    existingMode(raw);
+    const config = parseFleetConfig(toInput(raw));
+    expect(config.management).toMatchObject({ mode: "existing", apiServerUrl: "https://10.1.2.3:6443" });
+  });
+
+  it(`has at least 30 distinct bad-input cases (has ${badInputs.length})`, () => {
+    expect(new Set(badInputs.map(([description]) => description)).size).toBe(badInputs.length);
+    expect(badInputs.length).toBeGreaterThanOrEqual(30);
+  });
+
+  it.each(badInputs)("rejects %s", (_description, mutate, path, allowed) => {
+    const raw = baseline();
+    mutate(raw);
+    const { error, problems } = problemsOf(toInput(raw));
+    expect(error, "expected a FleetConfigError").toBeDefined();
+    const atPath = problems.filter((candidate) => candidate.path === path);
+    expect(atPath, `no problem at ${path}; got ${JSON.stringify(problems)}`).not.toHaveLength(0);
+    expect(atPath.map((problem) => problem.message).join("\n")).toContain(allowed);
+    expect(error!.message).toContain(`  - ${path}: `);
+    for (const secret of [alphaToken, betaToken, managementToken, "super-secret-bearer"]) {
+      expect(error!.message).not.toContain(secret);
+    }
+  });
+
+  it("reports every problem at once", () => {
+    const raw = baseline();
+    raw.management.location = "fsn2";
+    raw.tenants[0]!.kubernetesVersion = "v1.20.0";
+    raw.tenants[1]!.name = "Beta";
+    const { problems } = problemsOf(toInput(raw));
+    expect(problems.map((problem) => problem.path)).toEqual(
+      expect.arrayContaining(["management.location", "tenants[0].kubernetesVersion", "tenants[1].name"]),
+    );
+  });
+
+  it("accepts committed placeholders in previews and refuses them for pulumi up", () => {
+    const raw = baseline();
+    raw.hcloudToken = "placeholder".padEnd(64, "0");
+    expect(parseFleetConfig(toInput(raw, true)).placeholderSecrets).toEqual(["hcloud:token"]);
+    const { problems } = problemsOf(toInput(raw, false));
+    expect(problems).toEqual([expect.objectContaining({ path: "hcloud:token", message: expect.stringContaining("placeholder") })]);
+  });
+
+  it.each(["dev", "prod"])("accepts the committed %s stack", (stack) => {
+    const { values, secretKeys } = readStackConfig(stack);
+    const config = parseFleetConfig({ stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: false });
+    expect(config.tenants.length).toBeGreaterThan(0);
+  });
+
+  it("keeps secrets out of JSON and string renderings of the config", () => {
+    const config = parseFleetConfig(toInput(baseline()));
+    const rendered = JSON.stringify(config) + String(config.tenants[0]!.hcloudToken);
+    expect(rendered).not.toContain(alphaToken);
+    expect(rendered).toContain("[secret]");
+  });
+});

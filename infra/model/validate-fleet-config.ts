@@ -1,0 +1,474 @@
+import type { z } from "zod";
+import { cidrContains, cidrsOverlap, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
+import {
+  allowedKeysFromMessage,
+  fleetConfigSchema,
+  networkZoneOf,
+  type ExistingManagementSettings,
+  type FleetSettings,
+  type GitOpsSettings,
+  type HetznerManagementSettings,
+  type TenantSettings,
+} from "./fleet-config";
+import { kubeconfigServer } from "./kubeconfig";
+import { SecretValue } from "./secret";
+import { closestMatch, formatValue } from "./text";
+
+/** The Pulumi project name, which is also the namespace of its config keys. */
+export const projectName = "capi-fleet";
+
+/** Every config key the program reads, by role. Secrets are separate keys so each can be checked for `--secret`. */
+export const configKeys = {
+  management: `${projectName}:management`,
+  tenants: `${projectName}:tenants`,
+  gitops: `${projectName}:gitops`,
+  /** Secret mapping tenant name → hcloud API token of that tenant's Hetzner project. */
+  tenantHcloudTokens: `${projectName}:tenantHcloudTokens`,
+  /** Secret kubeconfig of the management cluster in `existing` mode. */
+  managementKubeconfig: `${projectName}:managementKubeconfig`,
+  /** Secret hcloud API token of the management cluster's Hetzner project (the hcloud provider's own key). */
+  hcloudToken: "hcloud:token",
+} as const;
+
+const secretKeys: readonly string[] = [configKeys.tenantHcloudTokens, configKeys.managementKubeconfig, configKeys.hcloudToken];
+
+/**
+ * Committed stack files carry placeholder secrets starting with this word, so that an
+ * offline preview works out of the box. `pulumi up` refuses them.
+ */
+export const placeholderSecretPrefix = "placeholder";
+
+/** The stack config as the Pulumi runtime hands it over. */
+export interface StackConfigInput {
+  /** Stack name, for messages. */
+  readonly stack: string;
+  /** Full key ("capi-fleet:tenants") → value; objects and arrays arrive JSON-encoded. */
+  readonly values: Readonly<Record<string, string>>;
+  /** Keys stored with `--secret`. */
+  readonly secretKeys: ReadonlySet<string>;
+  /** Accept placeholder secrets (previews); false for `pulumi up`. */
+  readonly allowPlaceholderSecrets: boolean;
+}
+
+/** One thing wrong with the config: where (a `pulumi config set --path` path) and why. */
+export interface ConfigProblem {
+  readonly path: string;
+  readonly message: string;
+}
+
+/** Thrown before any resource is registered; lists every problem at once. */
+export class FleetConfigError extends Error {
+  constructor(
+    readonly stackName: string,
+    readonly problems: readonly ConfigProblem[],
+  ) {
+    const count = problems.length === 1 ? "1 problem" : `${problems.length} problems`;
+    super(
+      [
+        `Invalid config for stack "${stackName}" (stacks/Pulumi.${stackName}.yaml), ${count}:`,
+        ...problems.map((problem) => `  - ${problem.path}: ${problem.message}`),
+        `Nothing was created. Fix the file, or use: pulumi config set [--secret] --path '<path>' <value>`,
+      ].join("\n"),
+    );
+    this.name = "FleetConfigError";
+  }
+}
+
+export type HetznerManagement = HetznerManagementSettings & {
+  /** Token of the management cluster's Hetzner project (`hcloud:token`). */
+  readonly hcloudToken: SecretValue;
+};
+
+export type ExistingManagement = ExistingManagementSettings & {
+  readonly kubeconfig: SecretValue;
+  /** API server URL of the kubeconfig's current context (not secret). */
+  readonly apiServerUrl: string;
+};
+
+export type Tenant = TenantSettings & {
+  /** Namespace of the tenant's Cluster (the tenant name unless set). */
+  readonly namespace: string;
+  /** Token of the tenant's own Hetzner project. */
+  readonly hcloudToken: SecretValue;
+};
+
+/** The validated fleet config. */
+export interface FleetConfig {
+  readonly stack: string;
+  readonly management: HetznerManagement | ExistingManagement;
+  readonly tenants: readonly Tenant[];
+  readonly gitops: GitOpsSettings | undefined;
+  /** Keys that still hold committed placeholder secrets (only possible in previews). */
+  readonly placeholderSecrets: readonly string[];
+}
+
+/**
+ * Validates the whole stack config and returns it typed, or throws FleetConfigError
+ * naming every bad key path, the value (never a secret's) and what is allowed.
+ */
+export function parseFleetConfig(input: StackConfigInput): FleetConfig {
+  const problems: ConfigProblem[] = [...unknownKeyProblems(input.values)];
+  const raw = {
+    management: decode(input.values[configKeys.management]),
+    tenants: decode(input.values[configKeys.tenants]),
+    gitops: decode(input.values[configKeys.gitops]),
+  };
+  const parsed = fleetConfigSchema.safeParse(raw, { reportInput: true });
+  if (!parsed.success) {
+    problems.push(...parsed.error.issues.flatMap(schemaIssueProblems));
+  }
+  const secrets = new SecretReader(input, problems);
+  if (!parsed.success) {
+    secrets.checkStoredAsSecrets();
+    throw new FleetConfigError(input.stack, problems);
+  }
+
+  const settings = parsed.data;
+  problems.push(...managementProblems(settings), ...tenantProblems(settings));
+  const management = readManagement(settings.management, secrets);
+  const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
+  secrets.checkStoredAsSecrets();
+  const tenants = settings.tenants.flatMap((tenant) => {
+    const hcloudToken = tokens.get(tenant.name);
+    return hcloudToken ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken }] : [];
+  });
+  // A missing secret always came with a problem, so this only guards the types.
+  if (problems.length > 0 || !management || tenants.length !== settings.tenants.length) {
+    throw new FleetConfigError(input.stack, problems);
+  }
+  return {
+    stack: input.stack,
+    management,
+    tenants,
+    gitops: settings.gitops,
+    placeholderSecrets: secrets.placeholders,
+  };
+}
+
+/** Objects and arrays arrive as JSON; anything else stays the raw string for the schema to reject. */
+function decode(value: string | undefined): unknown {
+  if (value === undefined) {
+    return undefined;
+  }
+  try {
+    return JSON.parse(value);
+  } catch {
+    return value;
+  }
+}
+
+/** `["tenants", 0, "name"]` → `tenants[0].name`. */
+export function formatPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, segment) => {
+    if (typeof segment === "number") {
+      return `${text}[${segment}]`;
+    }
+    return text ? `${text}.${String(segment)}` : String(segment);
+  }, "");
+}
+
+function unknownKeyProblems(values: Readonly<Record<string, string>>): ConfigProblem[] {
+  const known: string[] = Object.values(configKeys).filter((key) => key.startsWith(`${projectName}:`));
+  const bare = (key: string) => key.slice(projectName.length + 1);
+  return Object.keys(values)
+    .filter((key) => key.startsWith(`${projectName}:`) && !known.includes(key))
+    .map((key) => {
+      const suggestion = closestMatch(bare(key), known.map(bare));
+      return {
+        path: bare(key),
+        message: `unknown config key${suggestion ? `; did you mean "${suggestion}"?` : ""}; allowed keys: ${known.map(bare).join(", ")}`,
+      };
+    });
+}
+
+function schemaIssueProblems(issue: z.core.$ZodIssue): ConfigProblem[] {
+  if (issue.code === "unrecognized_keys") {
+    const allowed = allowedKeysFromMessage(issue.message) ?? [];
+    return issue.keys.map((key) => {
+      const suggestion = closestMatch(key, allowed);
+      return {
+        path: formatPath([...issue.path, key]),
+        message: `unknown key${suggestion ? `; did you mean "${suggestion}"?` : ""}; allowed keys: ${allowed.join(", ")}`,
+      };
+    });
+  }
+  return [{ path: formatPath(issue.path), message: describeIssue(issue) }];
+}
+
+/** Our own messages already name value and allowed values; zod's generic ones get both added here. */
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case "invalid_type":
+      return issue.input === undefined ? `is required (${issue.expected})` : `expected ${issue.expected}, got ${formatValue(issue.input)}`;
+    case "too_small":
+      return issue.origin === "array" || issue.message.includes("needs")
+        ? issue.message
+        : `${formatValue(issue.input)} ${issue.message}`;
+    case "too_big":
+      return `${formatValue(issue.input)} ${issue.message}`;
+    case "invalid_format":
+      return `${formatValue(issue.input)} ${issue.message}`;
+    default:
+      return issue.message;
+  }
+}
+
+/** Reads, format-checks and wraps secrets; records every secret key it touched. */
+class SecretReader {
+  readonly placeholders: string[] = [];
+
+  constructor(
+    private readonly input: StackConfigInput,
+    private readonly problems: ConfigProblem[],
+  ) {}
+
+  /** A required secret string, or undefined (with a problem) when missing or malformed. */
+  read(key: string, display: string, check: (value: string) => string | undefined): SecretValue | undefined {
+    const value = this.input.values[key];
+    if (value === undefined || value === "") {
+      this.problems.push({ path: display, message: `is required; set it with: pulumi config set --secret ${display} <value>` });
+      return undefined;
+    }
+    return this.accept(display, value, check);
+  }
+
+  /** Per-tenant tokens from the secret mapping `tenantHcloudTokens`. */
+  tenantTokens(tenantNames: readonly string[]): Map<string, SecretValue> {
+    const tokens = new Map<string, SecretValue>();
+    const raw = decode(this.input.values[configKeys.tenantHcloudTokens]);
+    const mapping = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+    if (raw !== undefined && mapping !== raw) {
+      this.problems.push({ path: "tenantHcloudTokens", message: "expected a mapping of tenant name to token" });
+    }
+    for (const name of tenantNames) {
+      const path = `tenantHcloudTokens.${name}`;
+      const value = mapping[name];
+      if (typeof value !== "string" || value === "") {
+        this.problems.push({
+          path,
+          message: `is required: every tenant needs the token of its own Hetzner project; set it with: pulumi config set --secret --path '${path}' <token>`,
+        });
+        continue;
+      }
+      const token = this.accept(path, value, hcloudTokenProblem);
+      if (token) {
+        tokens.set(name, token);
+      }
+    }
+    for (const name of Object.keys(mapping).filter((key) => !tenantNames.includes(key))) {
+      const suggestion = closestMatch(name, tenantNames);
+      this.problems.push({
+        path: `tenantHcloudTokens.${name}`,
+        message: `no tenant is named "${name}"${suggestion ? `; did you mean "${suggestion}"?` : ""}; tenants: ${tenantNames.join(", ") || "(none)"}`,
+      });
+    }
+    return tokens;
+  }
+
+  /** Every secret key present must have been stored with --secret. */
+  checkStoredAsSecrets(): void {
+    for (const key of secretKeys) {
+      if (this.input.values[key] !== undefined && !this.input.secretKeys.has(key)) {
+        const display = key.startsWith(`${projectName}:`) ? key.slice(projectName.length + 1) : key;
+        this.problems.push({
+          path: display,
+          message: `is stored in plain text; remove it and set it again with: pulumi config set --secret ${display} <value> (and rotate it: it was committed unencrypted)`,
+        });
+      }
+    }
+  }
+
+  /** A secret that the chosen mode does not use is a mistake worth reporting, not ignoring. */
+  rejectUnused(key: string, display: string, usedBy: string): void {
+    if (this.input.values[key] !== undefined) {
+      this.problems.push({ path: display, message: `is only used with ${usedBy}; remove it: pulumi config rm ${display}` });
+    }
+  }
+
+  private accept(display: string, value: string, check: (value: string) => string | undefined): SecretValue | undefined {
+    if (value.toLowerCase().startsWith(placeholderSecretPrefix)) {
+      if (!this.input.allowPlaceholderSecrets) {
+        this.problems.push({
+          path: display,
+          message: `still holds the committed placeholder; set the real value before pulumi up: pulumi config set --secret ${display.includes(".") ? `--path '${display}'` : display} <value>`,
+        });
+        return undefined;
+      }
+      this.placeholders.push(display);
+      return new SecretValue(value);
+    }
+    const problem = check(value);
+    if (problem) {
+      this.problems.push({ path: display, message: problem });
+      return undefined;
+    }
+    return new SecretValue(value);
+  }
+}
+
+/** hcloud API tokens are 64 alphanumeric characters. */
+export function hcloudTokenProblem(token: string): string | undefined {
+  return /^[A-Za-z0-9]{64}$/.test(token)
+    ? undefined
+    : `is not an hcloud API token (expected 64 letters and digits, got ${token.length} characters)`;
+}
+
+function readManagement(
+  settings: FleetSettings["management"],
+  secrets: SecretReader,
+): HetznerManagement | ExistingManagement | undefined {
+  if (settings.mode === "hetzner") {
+    const hcloudToken = secrets.read(configKeys.hcloudToken, "hcloud:token", hcloudTokenProblem);
+    secrets.rejectUnused(configKeys.managementKubeconfig, "managementKubeconfig", "management.mode: existing");
+    return hcloudToken && { ...settings, hcloudToken };
+  }
+  secrets.rejectUnused(configKeys.hcloudToken, "hcloud:token", "management.mode: hetzner");
+  let apiServerUrl = "";
+  const kubeconfig = secrets.read(configKeys.managementKubeconfig, "managementKubeconfig", (text) => {
+    const found = kubeconfigServer(text);
+    if ("problem" in found) {
+      return found.problem;
+    }
+    apiServerUrl = found.server;
+    return undefined;
+  });
+  return kubeconfig && { ...settings, kubeconfig, apiServerUrl };
+}
+
+function managementProblems(settings: FleetSettings): ConfigProblem[] {
+  const management = settings.management;
+  if (management.mode !== "hetzner") {
+    return [];
+  }
+  const problems: ConfigProblem[] = [];
+  const network = mustParseCidr(management.network.cidr);
+  const subnet = mustParseCidr(management.network.subnetCidr);
+  if (!isPrivateIpv4(network)) {
+    problems.push({
+      path: "management.network.cidr",
+      message: `${formatValue(network.text)} is not a private range; allowed: inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (hcloud networks are RFC 1918 only)`,
+    });
+  }
+  if (!cidrContains(network, subnet)) {
+    problems.push({
+      path: "management.network.subnetCidr",
+      message: `${formatValue(subnet.text)} is not inside management.network.cidr ${network.text}`,
+    });
+  } else if (subnet.prefixLength > 28) {
+    problems.push({
+      path: "management.network.subnetCidr",
+      message: `${formatValue(subnet.text)} is too small; allowed: /28 or larger (the servers and the load balancer take host addresses 10–13)`,
+    });
+  }
+  return problems;
+}
+
+interface NamedCidr {
+  readonly path: string;
+  readonly cidr: Cidr;
+}
+
+function tenantProblems(settings: FleetSettings): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const firstTenantWith = new Map<string, number>();
+  const firstTenantInNamespace = new Map<string, number>();
+  const rangesByRoutingDomain = new Map<string, NamedCidr[]>();
+  const managementNetwork =
+    settings.management.mode === "hetzner"
+      ? { path: "management.network.cidr", cidr: mustParseCidr(settings.management.network.cidr) }
+      : undefined;
+
+  settings.tenants.forEach((tenant, index) => {
+    const at = `tenants[${index}]`;
+    const previous = firstTenantWith.get(tenant.name);
+    if (previous !== undefined) {
+      problems.push({ path: `${at}.name`, message: `${formatValue(tenant.name)} is already used by tenants[${previous}]; tenant names must be unique` });
+    } else {
+      firstTenantWith.set(tenant.name, index);
+    }
+    const namespace = tenant.namespace ?? tenant.name;
+    const sharing = firstTenantInNamespace.get(namespace);
+    if (sharing !== undefined) {
+      problems.push({
+        path: `${at}.namespace`,
+        message: `${formatValue(namespace)} is already the namespace of tenants[${sharing}]; each tenant needs its own namespace (its "hcloud" Secret is per namespace)`,
+      });
+    } else {
+      firstTenantInNamespace.set(namespace, index);
+    }
+    problems.push(...regionProblems(tenant, at), ...workerProblems(tenant, at));
+
+    const ranges: NamedCidr[] = (["nodesCidr", "podsCidr", "servicesCidr"] as const).map((field) => ({
+      path: `${at}.network.${field}`,
+      cidr: mustParseCidr(tenant.network[field]),
+    }));
+    const [nodes] = ranges;
+    if (nodes && !isPrivateIpv4(nodes.cidr)) {
+      problems.push({
+        path: nodes.path,
+        message: `${formatValue(nodes.cidr.text)} is not a private range; allowed: inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (hcloud networks are RFC 1918 only)`,
+      });
+    }
+    problems.push(...overlapProblems(ranges, ranges, "of the same tenant"));
+    if (managementNetwork) {
+      const podsAndServices = ranges.slice(1);
+      problems.push(...overlapProblems(podsAndServices, [managementNetwork], "of the management cluster"));
+    }
+    const domain = tenant.network.routingDomain;
+    if (domain) {
+      const earlier = rangesByRoutingDomain.get(domain) ?? [];
+      problems.push(...overlapProblems(ranges, earlier, `in routing domain "${domain}"`));
+      rangesByRoutingDomain.set(domain, [...earlier, ...ranges]);
+    }
+  });
+  return problems;
+}
+
+/** Problems for ranges in `candidates` overlapping an earlier range in `existing` (skipping self-pairs). */
+function overlapProblems(candidates: readonly NamedCidr[], existing: readonly NamedCidr[], where: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  candidates.forEach((candidate, i) => {
+    const clash = existing.find((other, j) => (existing !== candidates || j < i) && cidrsOverlap(candidate.cidr, other.cidr));
+    if (clash) {
+      problems.push({
+        path: candidate.path,
+        message: `${formatValue(candidate.cidr.text)} overlaps ${clash.path} ${clash.cidr.text} ${where}; pick a disjoint range`,
+      });
+    }
+  });
+  return problems;
+}
+
+function regionProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const [first] = tenant.regions;
+  tenant.regions.forEach((region, index) => {
+    if (tenant.regions.indexOf(region) !== index) {
+      problems.push({ path: `${at}.regions[${index}]`, message: `${formatValue(region)} is listed twice` });
+    } else if (first && networkZoneOf[region] !== networkZoneOf[first]) {
+      problems.push({
+        path: `${at}.regions[${index}]`,
+        message: `${formatValue(region)} is in network zone ${networkZoneOf[region]}, but ${first} is in ${networkZoneOf[first]}; a tenant's private network spans one zone`,
+      });
+    }
+  });
+  return problems;
+}
+
+function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const seen = new Set<string>();
+  tenant.workers.forEach((pool, index) => {
+    if (seen.has(pool.name)) {
+      problems.push({ path: `${at}.workers[${index}].name`, message: `${formatValue(pool.name)} is already a worker pool of this tenant; pool names must be unique` });
+    }
+    seen.add(pool.name);
+    if (!tenant.regions.includes(pool.failureDomain)) {
+      problems.push({
+        path: `${at}.workers[${index}].failureDomain`,
+        message: `${formatValue(pool.failureDomain)} is not one of the tenant's regions; allowed: ${tenant.regions.join(", ")}`,
+      });
+    }
+  });
+  return problems;
+}

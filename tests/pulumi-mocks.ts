@@ -1,0 +1,97 @@
+import * as pulumi from "@pulumi/pulumi";
+
+/** One resource registration as the mocks saw it. */
+export interface Registration {
+  type: string;
+  name: string;
+  /** Inputs with secret wrappers removed. */
+  inputs: Record<string, unknown>;
+  /** Top-level input names that arrived as secrets. */
+  secretInputs: string[];
+  custom: boolean;
+}
+
+/** The wire marker Pulumi puts on secret values (sdk/nodejs/runtime/rpc.ts). */
+const secretSignature = "1b47061264138c4ac30d75fd1eb44270";
+const signatureKey = "4dabf18193072939515e22adb298388d";
+
+function isSecretWrapper(value: unknown): value is { value: unknown } {
+  return typeof value === "object" && value !== null && (value as Record<string, unknown>)[signatureKey] === secretSignature;
+}
+
+function unwrapSecrets(value: unknown): unknown {
+  if (isSecretWrapper(value)) return unwrapSecrets(value.value);
+  if (Array.isArray(value)) return value.map(unwrapSecrets);
+  if (typeof value === "object" && value !== null) {
+    return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, unwrapSecrets(inner)]));
+  }
+  return value;
+}
+
+/** Fake provider-computed outputs, by type token, so dependent applies resolve. */
+function computedState(type: string, name: string, index: number): Record<string, unknown> {
+  switch (type) {
+    case "hcloud:index/loadBalancer:LoadBalancer":
+      return { ipv4: "203.0.113.10", ipv6: "2001:db8::10" };
+    case "hcloud:index/server:Server":
+      return { ipv4Address: `198.51.100.${20 + index}` };
+    case "tls:index/privateKey:PrivateKey":
+      return { privateKeyPem: `-----BEGIN EC PRIVATE KEY-----\nfake ${name}\n-----END EC PRIVATE KEY-----\n` };
+    case "tls:index/selfSignedCert:SelfSignedCert":
+    case "tls:index/locallySignedCert:LocallySignedCert":
+      return { certPem: `-----BEGIN CERTIFICATE-----\nfake ${name}\n-----END CERTIFICATE-----\n` };
+    case "tls:index/certRequest:CertRequest":
+      return { certRequestPem: `-----BEGIN CERTIFICATE REQUEST-----\nfake ${name}\n-----END CERTIFICATE REQUEST-----\n` };
+    case "random:index/randomPassword:RandomPassword":
+      return { result: `fake-k3s-token-${name}` };
+    default:
+      return {};
+  }
+}
+
+/**
+ * Installs Pulumi mocks that record every registration. Invokes fail loudly: the
+ * program must not call data sources (they need the Hetzner API, even in preview).
+ */
+export async function installRecordingMocks(project: string, stack: string, preview = false): Promise<Registration[]> {
+  const registrations: Registration[] = [];
+  let counter = 0;
+  await pulumi.runtime.setMocks(
+    {
+      newResource(args) {
+        counter += 1;
+        const rawInputs = args.inputs as Record<string, unknown>;
+        const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
+        const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
+        registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true });
+        const sameType = registrations.filter((r) => r.type === args.type).length;
+        return { id: String(1000 + counter), state: { ...inputs, ...computedState(args.type, args.name, sameType) } };
+      },
+      call(args) {
+        throw new Error(`unexpected invoke ${args.token}: the program must not call data sources`);
+      },
+    },
+    project,
+    stack,
+    preview,
+  );
+  return registrations;
+}
+
+/** Resolves an output's value (mocks resolve everything eventually). */
+export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
+  return new Promise((resolve) => {
+    output.apply((value) => {
+      resolve(value);
+    });
+  });
+}
+
+/** Counts registrations by type token. */
+export function countByType(registrations: readonly Registration[]): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const { type } of registrations) {
+    counts[type] = (counts[type] ?? 0) + 1;
+  }
+  return counts;
+}
