@@ -106,6 +106,10 @@ function cidr(options: { privateIpv4?: boolean } = {}) {
   });
 }
 
+/** Examples in messages come from the catalog, so no version is ever typed twice. */
+const exampleKubernetesVersion: string = catalog.tenantKubernetesVersions[0];
+const exampleK3sVersion: string = catalog.k3s.version;
+
 const tenantKubernetesVersion = z.string().check((ctx) => {
   const allowed = catalog.tenantKubernetesVersions as readonly string[];
   if (allowed.includes(ctx.value)) {
@@ -114,7 +118,7 @@ const tenantKubernetesVersion = z.string().check((ctx) => {
   const parsed = parseKubernetesVersion(ctx.value);
   const reason = parsed
     ? "is not in the ClusterClass kubernetesVersions of this release"
-    : "is not a Kubernetes version of the form v1.34.6";
+    : `is not a Kubernetes version of the form ${exampleKubernetesVersion}`;
   ctx.issues.push({ code: "custom", input: ctx.value, message: `${formatValue(ctx.value)} ${reason}; ${oneOf(allowed)}` });
 });
 
@@ -214,8 +218,8 @@ const hetznerManagementSchema = strictObject({
     error: (issue) =>
       `${formatValue(issue.input)} servers is not allowed; allowed: 1 or 3 (embedded etcd needs an odd member count, and 1 has no HA)`,
   }),
-  /** k3s release, e.g. v1.34.6+k3s1; defaults to the catalog's. */
-  k3sVersion: managementVersion(parseK3sVersion, "v1.34.6+k3s1").default(catalog.k3s.version),
+  /** k3s release (vMAJOR.MINOR.PATCH+k3sN); defaults to the catalog's. */
+  k3sVersion: managementVersion(parseK3sVersion, exampleK3sVersion).default(catalog.k3s.version),
   /** hcloud image of the servers. */
   image: z.string().min(1).default(catalog.managementImage),
   /** Private network of the servers and the load balancer. */
@@ -239,7 +243,7 @@ const existingManagementSchema = strictObject({
   /** Use a cluster that already exists; its kubeconfig is the secret `capi-fleet:managementKubeconfig`. */
   mode: z.literal("existing"),
   /** Kubernetes version the existing cluster runs (checked against CAPI's management range). */
-  kubernetesVersion: managementVersion(parseKubernetesVersion, "v1.34.6"),
+  kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion),
 });
 
 const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {

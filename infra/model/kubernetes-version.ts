@@ -13,12 +13,12 @@ export interface KubernetesVersion {
 const kubernetesVersionPattern = /^v(\d+)\.(\d+)\.(\d+)$/;
 const k3sVersionPattern = /^v(\d+)\.(\d+)\.(\d+)\+(k3s\d+)$/;
 
-/** Parses "v1.34.6"; returns undefined for anything else (no leading-v tolerance: CAPI wants the v). */
+/** Parses vMAJOR.MINOR.PATCH; returns undefined for anything else (no leading-v tolerance: CAPI wants the v). */
 export function parseKubernetesVersion(text: string): KubernetesVersion | undefined {
   return parseWith(kubernetesVersionPattern, text);
 }
 
-/** Parses a k3s release such as "v1.34.6+k3s1". */
+/** Parses a k3s release, vMAJOR.MINOR.PATCH+k3sN. */
 export function parseK3sVersion(text: string): KubernetesVersion | undefined {
   return parseWith(k3sVersionPattern, text);
 }

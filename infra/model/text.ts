@@ -1,6 +1,6 @@
 /** Small text helpers for config error messages. */
 
-/** A short, quoted rendering of a config value for messages ("v1.31.2", 2, a mapping). */
+/** A short, quoted rendering of a config value for messages (a quoted string, 2, a mapping). */
 export function formatValue(value: unknown): string {
   if (value === undefined) {
     return "nothing";

@@ -1,0 +1,57 @@
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { repoRoot } from "./stack-files";
+
+// Repository rules that review tends to miss: versions live in the catalog only, and the
+// domain model stays free of Pulumi so the policy pack can share it.
+
+const catalogFile = "infra/model/catalog.ts";
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(repoRoot, dir), { recursive: true, encoding: "utf8" })
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts"))
+    .map((file) => path.join(dir, file));
+}
+
+/** Quoted version literals such as "v1.34.6", "1.2.3" or "v1.34.6+k3s1". */
+export function versionLiterals(text: string): string[] {
+  return [...text.matchAll(/["'`]v?\d+\.\d+\.\d+(\+k3s\d+)?["'`]/g)].map((match) => match[0]);
+}
+
+/** Imports of any @pulumi package. */
+export function pulumiImports(text: string): string[] {
+  return [...text.matchAll(/(?:from|import|require\()\s*["'](@pulumi\/[^"']+)["']/g)].map((match) => match[1]!);
+}
+
+describe("version literals", () => {
+  it("appear only in the catalog", () => {
+    const offenders = [...sourceFiles("infra"), ...sourceFiles("components")]
+      .filter((file) => file !== catalogFile)
+      .flatMap((file) => versionLiterals(readFileSync(path.join(repoRoot, file), "utf8")).map((literal) => `${file}: ${literal}`));
+    expect(offenders).toEqual([]);
+  });
+
+  it("are detected (negative control)", () => {
+    expect(versionLiterals('const capi = "v1.12.11"; const k3s = `v1.34.6+k3s1`;')).toEqual(['"v1.12.11"', "`v1.34.6+k3s1`"]);
+    expect(versionLiterals('const cidr = "10.0.0.0/16"; const ip = "10.0.1.10";')).toEqual([]);
+    expect(versionLiterals(readFileSync(path.join(repoRoot, catalogFile), "utf8")).length).toBeGreaterThan(3);
+  });
+});
+
+describe("the domain model", () => {
+  it("imports no Pulumi package", () => {
+    const offenders = sourceFiles("infra/model").flatMap((file) =>
+      pulumiImports(readFileSync(path.join(repoRoot, file), "utf8")).map((name) => `${file}: ${name}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("would be caught importing one (negative control)", () => {
+    expect(pulumiImports('import * as pulumi from "@pulumi/pulumi";\nconst k = require("@pulumi/kubernetes");')).toEqual([
+      "@pulumi/pulumi",
+      "@pulumi/kubernetes",
+    ]);
+    expect(pulumiImports(readFileSync(path.join(repoRoot, "infra/config.ts"), "utf8"))).toContain("@pulumi/pulumi");
+  });
+});

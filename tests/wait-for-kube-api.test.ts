@@ -1,0 +1,100 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import https from "node:https";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { repoRoot } from "./stack-files";
+
+// Exercises scripts/wait-for-kube-api.mjs against a real TLS server that demands a client
+// certificate, like k3s does. Certificates come from openssl (part of every Debian base).
+
+const script = path.join(repoRoot, "scripts", "wait-for-kube-api.mjs");
+let dir: string;
+const pem = (name: string) => readFileSync(path.join(dir, name), "utf8");
+
+function openssl(...args: string[]): void {
+  execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+}
+
+/** A CA, plus a leaf certificate signed by it. */
+function issue(ca: string, leaf: string, extension: string): void {
+  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.crt`, "-days", "1", "-subj", `/CN=${ca}`);
+  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${leaf}.key`, "-out", `${leaf}.csr`, "-subj", `/CN=${leaf}/O=system:masters`);
+  writeFileSync(path.join(dir, `${leaf}.ext`), extension);
+  openssl("x509", "-req", "-in", `${leaf}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${leaf}.crt`, "-days", "1", "-extfile", `${leaf}.ext`);
+}
+
+function runScript(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env } });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+    child.on("close", (code) => {
+      resolve({ code, output });
+    });
+  });
+}
+
+describe("wait-for-kube-api", () => {
+  let server: https.Server;
+  let url: string;
+  let requests = 0;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(path.join(tmpdir(), "wait-for-kube-api-"));
+    issue("server-ca", "server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+    issue("client-ca", "admin", "extendedKeyUsage=clientAuth\n");
+    issue("other-ca", "intruder", "extendedKeyUsage=clientAuth\n");
+    server = https.createServer(
+      { key: pem("server.key"), cert: pem("server.crt"), ca: pem("client-ca.crt"), requestCert: true, rejectUnauthorized: true },
+      (request, response) => {
+        requests += 1;
+        // Not ready for the first two probes, like an apiserver still starting.
+        response.writeHead(request.url === "/readyz" && requests > 2 ? 200 : 503).end();
+      },
+    );
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+
+  afterAll(() => {
+    server.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const credentials = (client: string) => ({
+    KUBE_API_SERVER: url,
+    KUBE_CA_PEM: pem("server-ca.crt"),
+    KUBE_CLIENT_CERT_PEM: pem(`${client}.crt`),
+    KUBE_CLIENT_KEY_PEM: pem(`${client}.key`),
+    KUBE_API_POLL_MILLISECONDS: "50",
+  });
+
+  it("waits through 503s until /readyz answers 200 to the admin certificate", async () => {
+    const { code, output } = await runScript({ ...credentials("admin"), KUBE_API_WAIT_SECONDS: "20" });
+    expect(output).toContain("not ready yet (HTTP 503)");
+    expect(output).toContain("is ready");
+    expect(code).toBe(0);
+  });
+
+  it("gives up, bounded, when the server rejects the client certificate", async () => {
+    const { code, output } = await runScript({ ...credentials("intruder"), KUBE_API_WAIT_SECONDS: "1" });
+    expect(code).toBe(1);
+    expect(output).toContain(`gave up on ${url}`);
+  });
+
+  it("gives up when nothing listens", async () => {
+    const { code, output } = await runScript({ ...credentials("admin"), KUBE_API_SERVER: "https://127.0.0.1:1", KUBE_API_WAIT_SECONDS: "1" });
+    expect(code).toBe(1);
+    expect(output).toMatch(/ECONNREFUSED/);
+  });
+
+  it("refuses to start without credentials", async () => {
+    const { code, output } = await runScript({ KUBE_API_SERVER: url });
+    expect(code).toBe(2);
+    expect(output).toContain("missing environment variables: KUBE_CA_PEM, KUBE_CLIENT_CERT_PEM, KUBE_CLIENT_KEY_PEM");
+  });
+});
