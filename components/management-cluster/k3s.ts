@@ -1,7 +1,10 @@
 import { stringify } from "yaml";
 import { kubernetesApiPort } from "./firewall-rules";
 
-/** Where k3s reads its CA material before first start (k3s "custom CA certificates"). */
+/**
+ * Where k3s keeps its CAs. A CA whose cert and key already exist is used as is, any other
+ * is generated (k3s-io/k3s: pkg/daemons/control/deps/deps.go, createSigningCertKey).
+ */
 export const k3sTlsDirectory = "/var/lib/rancher/k3s/server/tls";
 
 /** The CA files the program issues, so it can build an admin kubeconfig without SSH. */
