@@ -1,3 +1,4 @@
+import { X509Certificate, createPrivateKey } from "node:crypto";
 import * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
@@ -53,12 +54,7 @@ function expectedGraph(servers: number): Record<string, number> {
     "hcloud:index/loadBalancerService:LoadBalancerService": 1,
     "hcloud:index/loadBalancerTarget:LoadBalancerTarget": servers,
     "hcloud:index/server:Server": servers,
-    "random:index/randomPassword:RandomPassword": 1,
-    "tls:index/privateKey:PrivateKey": 3,
-    "tls:index/selfSignedCert:SelfSignedCert": 2,
-    "tls:index/certRequest:CertRequest": 1,
-    "tls:index/locallySignedCert:LocallySignedCert": 1,
-    "command:local:Command": 1,
+    "command:local:Command": 3,
   };
 }
 
@@ -145,7 +141,36 @@ describe.each([
     expect(provider.inputs.token).toBe(fakeHcloudToken("hcloud:token"));
     expect(provider.secretInputs).toContain("token");
     expect(one(registrations, "pulumi:providers:kubernetes").secretInputs).toContain("kubeconfig");
-    expect(one(registrations, "command:local:Command").secretInputs).toContain("environment");
+    const commands = byType(registrations, "command:local:Command");
+    expect(commands.find((c) => c.name === "management-wait-for-api")?.secretInputs).toContain("environment");
+    expect(commands.find((c) => c.name === "management-admin-credentials")?.secretInputs).toContain("environment");
+  });
+
+  it("issues a kubeconfig that trusts the k3s server CA and authenticates as system:masters", async () => {
+    type Kubeconfig = {
+      clusters: { cluster: { "certificate-authority-data": string } }[];
+      users: { user: { "client-certificate-data": string; "client-key-data": string } }[];
+    };
+    const kubeconfig = parse(await valueOf(outputs.managementKubeconfig)) as Kubeconfig;
+    const decode = (data: string) => Buffer.from(data, "base64").toString("utf8");
+    const firstServer = byType(registrations, "hcloud:index/server:Server")[0]!;
+    const files = (parse(firstServer.inputs.userData as string) as { write_files: { path: string; content: string }[] }).write_files;
+    const file = (name: string) => files.find((f) => f.path.endsWith(`/server/tls/${name}`))!.content;
+
+    expect(decode(kubeconfig.clusters[0]!.cluster["certificate-authority-data"])).toBe(file("server-ca.crt"));
+    const admin = new X509Certificate(decode(kubeconfig.users[0]!.user["client-certificate-data"]));
+    expect(admin.subject).toContain("O=system:masters");
+    expect(admin.verify(new X509Certificate(file("client-ca.crt")).publicKey)).toBe(true);
+    expect(admin.checkPrivateKey(createPrivateKey(decode(kubeconfig.users[0]!.user["client-key-data"])))).toBe(true);
+    const serverCa = new X509Certificate(file("server-ca.crt"));
+    expect(serverCa.ca && serverCa.checkPrivateKey(createPrivateKey(file("server-ca.key")))).toBe(true);
+    expect(new Date(await valueOf(outputs.managementAdminCertificateNotAfter) as string).getTime()).toBeGreaterThan(Date.now());
+  });
+
+  it("logs only stderr of the commands that print secrets", () => {
+    for (const name of ["management-pki", "management-admin-credentials"]) {
+      expect(byType(registrations, "command:local:Command").find((c) => c.name === name)?.inputs.logging).toBe("stderr");
+    }
   });
 
   it("gives the Kubernetes provider a stable cluster identifier", () => {

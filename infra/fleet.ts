@@ -10,6 +10,7 @@ export interface FleetOutputs {
   managementKubeconfig: pulumi.Output<string>;
   managementServers: pulumi.Output<{ name: string; publicIpv4: string; privateIp: string }[]>;
   managementNetworkId: pulumi.Output<string | undefined>;
+  managementAdminCertificateNotAfter: pulumi.Output<string | undefined>;
 }
 
 /**
@@ -37,6 +38,7 @@ export function createFleet(config: FleetConfig, fleetName: string): FleetOutput
     managementKubeconfig: cluster.kubeconfig,
     managementServers: cluster.serverAddresses,
     managementNetworkId: cluster.networkId,
+    managementAdminCertificateNotAfter: cluster.adminCertificateNotAfter,
   };
 }
 

@@ -11,3 +11,4 @@ export const managementApiEndpoint = outputs.managementApiEndpoint;
 export const managementKubeconfig = outputs.managementKubeconfig;
 export const managementServers = outputs.managementServers;
 export const managementNetworkId = outputs.managementNetworkId;
+export const managementAdminCertificateNotAfter = outputs.managementAdminCertificateNotAfter;

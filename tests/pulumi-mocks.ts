@@ -1,4 +1,9 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
+import { repoRoot } from "./stack-files";
+
+const execFileAsync = promisify(execFile);
 
 /** One resource registration as the mocks saw it. */
 export interface Registration {
@@ -29,21 +34,12 @@ function unwrapSecrets(value: unknown): unknown {
 }
 
 /** Fake provider-computed outputs, by type token, so dependent applies resolve. */
-function computedState(type: string, name: string, index: number): Record<string, unknown> {
+function computedState(type: string, index: number): Record<string, unknown> {
   switch (type) {
     case "hcloud:index/loadBalancer:LoadBalancer":
       return { ipv4: "203.0.113.10", ipv6: "2001:db8::10" };
     case "hcloud:index/server:Server":
       return { ipv4Address: `198.51.100.${20 + index}` };
-    case "tls:index/privateKey:PrivateKey":
-      return { privateKeyPem: `-----BEGIN EC PRIVATE KEY-----\nfake ${name}\n-----END EC PRIVATE KEY-----\n` };
-    case "tls:index/selfSignedCert:SelfSignedCert":
-    case "tls:index/locallySignedCert:LocallySignedCert":
-      return { certPem: `-----BEGIN CERTIFICATE-----\nfake ${name}\n-----END CERTIFICATE-----\n` };
-    case "tls:index/certRequest:CertRequest":
-      return { certRequestPem: `-----BEGIN CERTIFICATE REQUEST-----\nfake ${name}\n-----END CERTIFICATE REQUEST-----\n` };
-    case "random:index/randomPassword:RandomPassword":
-      return { result: `fake-k3s-token-${name}` };
     default:
       return {};
   }
@@ -58,14 +54,18 @@ export async function installRecordingMocks(project: string, stack: string, prev
   let counter = 0;
   await pulumi.runtime.setMocks(
     {
-      newResource(args) {
+      async newResource(args) {
         counter += 1;
         const rawInputs = args.inputs as Record<string, unknown>;
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
         registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true });
         const sameType = registrations.filter((r) => r.type === args.type).length;
-        return { id: String(1000 + counter), state: { ...inputs, ...computedState(args.type, args.name, sameType) } };
+        const state = { ...inputs, ...computedState(args.type, sameType) };
+        if (args.type === "command:local:Command") {
+          state.stdout = await runLocalCommand(inputs);
+        }
+        return { id: String(1000 + counter), state };
       },
       call(args) {
         throw new Error(`unexpected invoke ${args.token}: the program must not call data sources`);
@@ -76,6 +76,23 @@ export async function installRecordingMocks(project: string, stack: string, prev
     preview,
   );
   return registrations;
+}
+
+/**
+ * Runs repo scripts the way the command provider would (from the project root, with the
+ * resource's environment), so the PKI in tests is real; other commands print nothing.
+ */
+async function runLocalCommand(inputs: Record<string, unknown>): Promise<string> {
+  const create = typeof inputs.create === "string" ? inputs.create : "";
+  if (!create.startsWith("node scripts/management-pki.mjs ")) {
+    return "";
+  }
+  const environment = (inputs.environment ?? {}) as Record<string, string>;
+  const { stdout } = await execFileAsync(process.execPath, create.split(" ").slice(1), {
+    cwd: repoRoot,
+    env: { ...process.env, ...environment },
+  });
+  return stdout;
 }
 
 /** Resolves an output's value (mocks resolve everything eventually). */

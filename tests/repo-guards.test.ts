@@ -55,3 +55,36 @@ describe("the domain model", () => {
     expect(pulumiImports(readFileSync(path.join(repoRoot, "infra/config.ts"), "utf8"))).toContain("@pulumi/pulumi");
   });
 });
+
+/** `name version` of each row in scripts/toolchain's PLUGINS block. */
+export function toolchainPlugins(script: string): string[] {
+  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
+  return block
+    .split("\n")
+    .filter((line) => line.trim() && !line.trim().startsWith("#"))
+    .map((line) => line.trim().split(/\s+/).slice(0, 2).join(" "));
+}
+
+describe("the offline toolchain", () => {
+  const requireFromRepo = (name: string) =>
+    JSON.parse(readFileSync(path.join(repoRoot, "node_modules", name, "package.json"), "utf8")) as {
+      pulumi?: { resource?: boolean; name?: string; version?: string };
+    };
+
+  it("pins one plugin per provider SDK in package.json, at the SDK's exact plugin version", () => {
+    const manifest = JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { dependencies: Record<string, string> };
+    const providers = Object.keys(manifest.dependencies)
+      .map((name) => requireFromRepo(name).pulumi)
+      .filter((block) => block?.resource === true)
+      .map((block) => `${block?.name ?? ""} ${block?.version ?? ""}`)
+      .sort();
+    expect(providers.length).toBeGreaterThan(0);
+    expect(toolchainPlugins(readFileSync(path.join(repoRoot, "scripts", "toolchain"), "utf8")).sort()).toEqual(providers);
+  });
+
+  it("reads the pins block (negative control)", () => {
+    const sample = "PLUGINS='\n# NAME VERSION\nkubernetes    4.31.0   mod   pin\n'\n";
+    expect(toolchainPlugins(sample)).toEqual(["kubernetes 4.31.0"]);
+    expect(toolchainPlugins(sample)).not.toContain("kubernetes 4.32.0");
+  });
+});

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
 
 // Exercises scripts/wait-for-kube-api.mjs against a real TLS server that demands a client
-// certificate, like k3s does. Certificates come from openssl (part of every Debian base).
+// certificate, like k3s does. The client side uses the admin credentials our own
+// scripts/management-pki.mjs issues; the server certificate comes from openssl.
 
 const script = path.join(repoRoot, "scripts", "wait-for-kube-api.mjs");
 let dir: string;
@@ -18,7 +19,7 @@ function openssl(...args: string[]): void {
   execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
 }
 
-/** A CA, plus a leaf certificate signed by it. */
+/** A CA, plus a leaf certificate signed by it (openssl, for the server side). */
 function issue(ca: string, leaf: string, extension: string): void {
   openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.crt`, "-days", "1", "-subj", `/CN=${ca}`);
   openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${leaf}.key`, "-out", `${leaf}.csr`, "-subj", `/CN=${leaf}/O=system:masters`);
@@ -46,8 +47,15 @@ describe("wait-for-kube-api", () => {
   beforeAll(async () => {
     dir = mkdtempSync(path.join(tmpdir(), "wait-for-kube-api-"));
     issue("server-ca", "server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
-    issue("client-ca", "admin", "extendedKeyUsage=clientAuth\n");
-    issue("other-ca", "intruder", "extendedKeyUsage=clientAuth\n");
+    const pki = await import("../scripts/management-pki.mjs");
+    const { clientCa } = await pki.issueAuthorities();
+    const admin = await pki.issueAdminCertificate(clientCa);
+    const intruder = await pki.issueAdminCertificate((await pki.issueAuthorities()).clientCa);
+    writeFileSync(path.join(dir, "client-ca.crt"), clientCa.certPem);
+    for (const [name, credentials] of [["admin", admin], ["intruder", intruder]] as const) {
+      writeFileSync(path.join(dir, `${name}.crt`), credentials.certPem);
+      writeFileSync(path.join(dir, `${name}.key`), credentials.keyPem);
+    }
     server = https.createServer(
       { key: pem("server.key"), cert: pem("server.crt"), ca: pem("client-ca.crt"), requestCert: true, rejectUnauthorized: true },
       (request, response) => {

@@ -2,7 +2,6 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import * as random from "@pulumi/random";
 import type { ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/fleet-config";
 import { networkZoneOf } from "../../infra/model/fleet-config";
 import { buildKubeconfig } from "../../infra/model/kubeconfig";
@@ -62,6 +61,8 @@ export class ManagementCluster extends pulumi.ComponentResource {
   public readonly serverAddresses: pulumi.Output<ManagementServerAddress[]>;
   /** hcloud network id (undefined in `existing` mode). */
   public readonly networkId: pulumi.Output<string | undefined>;
+  /** When the admin client certificate expires (undefined in `existing` mode). */
+  public readonly adminCertificateNotAfter: pulumi.Output<string | undefined>;
   /** Provider for everything installed on the management cluster. */
   public readonly provider: k8s.Provider;
   /** The hcloud resources (`hetzner` mode only), for callers that attach more to them. */
@@ -77,6 +78,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
     this.apiEndpoint = built.apiEndpoint;
     this.serverAddresses = built.serverAddresses;
     this.networkId = built.networkId;
+    this.adminCertificateNotAfter = built.adminCertificateNotAfter;
     this.provider = built.provider;
     this.hcloudResources = built.hcloudResources;
     this.registerOutputs({
@@ -84,6 +86,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
       apiEndpoint: this.apiEndpoint,
       serverAddresses: this.serverAddresses,
       networkId: this.networkId,
+      adminCertificateNotAfter: this.adminCertificateNotAfter,
     });
   }
 }
@@ -102,6 +105,7 @@ interface BuiltCluster {
   apiEndpoint: pulumi.Output<string>;
   serverAddresses: pulumi.Output<ManagementServerAddress[]>;
   networkId: pulumi.Output<string | undefined>;
+  adminCertificateNotAfter: pulumi.Output<string | undefined>;
   provider: k8s.Provider;
 }
 
@@ -122,6 +126,7 @@ export function useExistingCluster(
     apiEndpoint: pulumi.output(existing.apiServerUrl),
     serverAddresses: pulumi.output([]),
     networkId: pulumi.output(undefined),
+    adminCertificateNotAfter: pulumi.output(undefined),
     provider,
   };
 }
@@ -183,14 +188,13 @@ export function createHetznerManagementCluster(
   );
   const apiAddresses = pulumi.all([loadBalancer.ipv4, plan.loadBalancerIp]);
 
-  const token = new random.RandomPassword(`${name}-k3s-token`, { length: 48, special: false }, { parent });
   const pki = createManagementPki(name, parent);
 
   const nodes = plan.serverIps.map((privateIp, index) => {
     const serverName = `${fleetName}-mgmt-${index + 1}`;
     const userData = pulumi.secret(
       pulumi
-        .all([apiAddresses, token.result, pki.serverCaCertPem, pki.serverCaKeyPem, pki.clientCaCertPem, pki.clientCaKeyPem])
+        .all([apiAddresses, pki.k3sToken, pki.serverCaCertPem, pki.serverCaKeyPem, pki.clientCaCertPem, pki.clientCaKeyPem])
         .apply(([addresses, tokenValue, serverCaCertPem, serverCaKeyPem, clientCaCertPem, clientCaKeyPem]) =>
           renderK3sCloudInit({
             index,
@@ -295,6 +299,7 @@ export function createHetznerManagementCluster(
       nodes.map(({ server, serverName, privateIp }) => server.ipv4Address.apply((publicIpv4) => ({ name: serverName, publicIpv4, privateIp }))),
     ),
     networkId: network.id,
+    adminCertificateNotAfter: pki.adminCertNotAfter,
     provider,
   };
 }

@@ -1,69 +1,82 @@
+import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
-import * as tls from "@pulumi/tls";
 
-/** Ten years: the CAs outlive any server; rotating them means a new cluster. */
-const caValidityHours = 10 * 365 * 24;
-/** One year for the admin client certificate; renewed by `pulumi up` in its last 30 days. */
-const adminCertValidityHours = 365 * 24;
-const adminCertEarlyRenewalHours = 30 * 24;
+/** Relative to the project root, where the command provider runs. */
+export const pkiScript = "scripts/management-pki.mjs";
 
-/** The admin identity: k3s grants system:masters full access. */
-export const adminSubject = { commonName: "capi-fleet-admin", organizations: ["system:masters"] };
+interface KeyAndCert {
+  certPem: string;
+  keyPem: string;
+}
 
-/** CA material handed to k3s and the admin credentials derived from it. */
+/** The JSON `management-pki.mjs authorities` prints. */
+interface Authorities {
+  serverCa: KeyAndCert;
+  clientCa: KeyAndCert;
+  k3sToken: string;
+}
+
+/** The JSON `management-pki.mjs admin` prints. */
+interface AdminCredentials extends KeyAndCert {
+  notAfter: string;
+}
+
+/** CA material handed to k3s, the join token, and the admin credentials derived from the client CA. */
 export interface ManagementPki {
   readonly serverCaCertPem: pulumi.Output<string>;
   readonly serverCaKeyPem: pulumi.Output<string>;
   readonly clientCaCertPem: pulumi.Output<string>;
   readonly clientCaKeyPem: pulumi.Output<string>;
+  readonly k3sToken: pulumi.Output<string>;
   readonly adminCertPem: pulumi.Output<string>;
   readonly adminKeyPem: pulumi.Output<string>;
-}
-
-function selfSignedCa(name: string, commonName: string, parent: pulumi.Resource) {
-  const key = new tls.PrivateKey(`${name}-key`, { algorithm: "ECDSA", ecdsaCurve: "P256" }, { parent });
-  const cert = new tls.SelfSignedCert(
-    `${name}-cert`,
-    {
-      privateKeyPem: key.privateKeyPem,
-      subject: { commonName },
-      isCaCertificate: true,
-      validityPeriodHours: caValidityHours,
-      allowedUses: ["cert_signing", "crl_signing", "digital_signature", "key_encipherment"],
-    },
-    { parent },
-  );
-  return { key, cert };
+  /** ISO date after which the admin certificate must have been rotated. */
+  readonly adminCertNotAfter: pulumi.Output<string>;
 }
 
 /**
- * Issues the k3s server CA, the client CA and an admin client certificate. k3s adopts
- * CA files placed before its first start, so the program knows a working kubeconfig
- * without SSH-ing into a server.
+ * Issues the k3s server and client CAs, the join token and an admin client certificate
+ * (`system:masters`), each once, by running scripts/management-pki.mjs where `pulumi up`
+ * runs. The JSON stays in state as a secret; only stderr is logged. The admin certificate
+ * is re-issued when the client CA changes, or with `pulumi up --replace` on its command.
  */
 export function createManagementPki(name: string, parent: pulumi.Resource): ManagementPki {
-  const serverCa = selfSignedCa(`${name}-server-ca`, "k3s-server-ca", parent);
-  const clientCa = selfSignedCa(`${name}-client-ca`, "k3s-client-ca", parent);
-  const adminKey = new tls.PrivateKey(`${name}-admin-key`, { algorithm: "ECDSA", ecdsaCurve: "P256" }, { parent });
-  const adminRequest = new tls.CertRequest(`${name}-admin-csr`, { privateKeyPem: adminKey.privateKeyPem, subject: adminSubject }, { parent });
-  const adminCert = new tls.LocallySignedCert(
-    `${name}-admin-cert`,
-    {
-      certRequestPem: adminRequest.certRequestPem,
-      caPrivateKeyPem: clientCa.key.privateKeyPem,
-      caCertPem: clientCa.cert.certPem,
-      validityPeriodHours: adminCertValidityHours,
-      earlyRenewalHours: adminCertEarlyRenewalHours,
-      allowedUses: ["client_auth", "digital_signature", "key_encipherment"],
-    },
-    { parent },
+  const authoritiesCommand = new command.local.Command(
+    `${name}-pki`,
+    { create: `node ${pkiScript} authorities`, logging: command.local.Logging.Stderr },
+    { parent, additionalSecretOutputs: ["stdout"] },
   );
+  const authorities = pulumi.secret(authoritiesCommand.stdout.apply((text) => JSON.parse(text) as Authorities));
+  // Certificates are public; unsecret them so diffs and outputs stay readable.
+  const serverCaCertPem = pulumi.unsecret(authorities.apply((a) => a.serverCa.certPem));
+  const clientCaCertPem = pulumi.unsecret(authorities.apply((a) => a.clientCa.certPem));
+  const clientCaKeyPem = authorities.apply((a) => a.clientCa.keyPem);
+
+  const adminCommand = new command.local.Command(
+    `${name}-admin-credentials`,
+    {
+      create: `node ${pkiScript} admin`,
+      environment: pulumi.secret(
+        pulumi.all([clientCaCertPem, clientCaKeyPem]).apply(([certPem, keyPem]) => ({
+          CLIENT_CA_CERT_PEM: certPem,
+          CLIENT_CA_KEY_PEM: keyPem,
+        })),
+      ),
+      logging: command.local.Logging.Stderr,
+      triggers: [clientCaCertPem],
+    },
+    { parent, additionalSecretOutputs: ["stdout"] },
+  );
+  const admin = pulumi.secret(adminCommand.stdout.apply((text) => JSON.parse(text) as AdminCredentials));
+
   return {
-    serverCaCertPem: serverCa.cert.certPem,
-    serverCaKeyPem: pulumi.secret(serverCa.key.privateKeyPem),
-    clientCaCertPem: clientCa.cert.certPem,
-    clientCaKeyPem: pulumi.secret(clientCa.key.privateKeyPem),
-    adminCertPem: adminCert.certPem,
-    adminKeyPem: pulumi.secret(adminKey.privateKeyPem),
+    serverCaCertPem,
+    serverCaKeyPem: authorities.apply((a) => a.serverCa.keyPem),
+    clientCaCertPem,
+    clientCaKeyPem,
+    k3sToken: authorities.apply((a) => a.k3sToken),
+    adminCertPem: pulumi.unsecret(admin.apply((a) => a.certPem)),
+    adminKeyPem: admin.apply((a) => a.keyPem),
+    adminCertNotAfter: pulumi.unsecret(admin.apply((a) => a.notAfter)),
   };
 }
