@@ -2,9 +2,10 @@ import { defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
-    include: ["infra/**/*.test.ts", "components/**/*.test.ts", "policies/**/*.test.ts", "tests/**/*.test.ts"],
+    include: ["{infra,components,policies,tests}/**/*.test.{ts,mts}"],
     // Pulumi's runtime keeps per-process state (mocks, config); one file per worker keeps it isolated.
     pool: "forks",
     testTimeout: 30_000,
+    reporters: ["default", "./tests/summary-reporter.mts"],
   },
 });
