@@ -6,7 +6,9 @@
  * Why this set (see ../shared/upstream-facts.md §1.4): CAREN v0.45–v0.50 is built on
  * CAPI v1.12; CAPH v1.1.x supports CAPI up to v1.13 and needs v1beta1 to be served
  * (gone in CAPI v1.16); Kubernetes patches above 1.33.11/1.34.7/1.35.4 need CAPI
- * ≥ v1.12.8. So: CAPI v1.12.x at its newest patch, CAPH v1.1.8, CAREN v0.50.0.
+ * ≥ v1.12.8. So: CAPI v1.12.x, CAPH v1.1.8, CAREN v0.50.0. The CAPI patch is v1.12.10, not
+ * v1.12.11: the Go module proxy (where tests read upstream CRDs) serves v1.12.8 and v1.12.10
+ * but refuses v1.12.11.
  */
 
 /** An inclusive range of Kubernetes minors, written "1.31". */
@@ -18,7 +20,7 @@ export interface MinorRange {
 export const catalog = {
   /** Cluster API core and kubeadm providers. */
   clusterApi: {
-    version: "v1.12.11",
+    version: "v1.12.10",
     /** sigs.k8s.io/cluster-api@main: docs/book/src/reference/versions.md (v1.12.x row). */
     managementKubernetes: { min: "1.31", max: "1.36" } satisfies MinorRange,
     /** Same table, workload column. */
