@@ -5,10 +5,16 @@ import pulumi from "@pulumi/eslint-plugin";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", "**/*.mjs", "**/*.js"] },
+  { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", "**/*.js"] },
   js.configs.recommended,
-  ...tseslint.configs.strictTypeChecked,
   {
+    // Plain-JS scripts run by node directly; tsc type-checks them (checkJs), ESLint keeps to JS rules.
+    files: ["**/*.mjs"],
+    languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly", setTimeout: "readonly" } },
+  },
+  ...tseslint.configs.strictTypeChecked.map((config) => ({ ...config, files: ["**/*.ts", "**/*.mts"] })),
+  {
+    files: ["**/*.ts", "**/*.mts"],
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },

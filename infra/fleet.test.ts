@@ -239,6 +239,13 @@ describe("invalid config", () => {
     expect(registrations).toEqual([]);
   });
 
+  it("tells a secret set without --secret from one set with it", async () => {
+    await installRecordingMocks("capi-fleet", "dev");
+    const { values, secretKeys } = readStackConfig("dev");
+    pulumi.runtime.setAllConfig(values, secretKeys.filter((key) => key !== "hcloud:token"));
+    expect(() => loadFleetConfig()).toThrow(/hcloud:token: is stored in plain text/);
+  });
+
   it("refuses placeholder secrets outside previews", async () => {
     await installRecordingMocks("capi-fleet", "dev", false);
     const { values, secretKeys } = readStackConfig("dev", () => "placeholder".padEnd(64, "0"));

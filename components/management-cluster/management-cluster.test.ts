@@ -1,6 +1,8 @@
+import fc from "fast-check";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/catalog";
+import { cidrContains, mustParseCidr } from "../../infra/model/cidr";
 import { planManagementAddresses } from "./address-plan";
 import { managementFirewallRules } from "./firewall-rules";
 import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, type K3sServerSpec } from "./k3s";
@@ -100,6 +102,26 @@ describe("management address plan", () => {
       loadBalancerIp: "10.0.1.10",
       serverIps: ["10.0.1.11", "10.0.1.12", "10.0.1.13"],
     });
+  });
+
+  it("gives distinct addresses inside any subnet the config accepts", () => {
+    const acceptedSubnets = fc
+      .tuple(fc.integer({ min: 16, max: 28 }), fc.integer({ min: 0, max: 0xffff }))
+      .map(([length, seed]) => {
+        const hostBits = 32 - length;
+        const network = ((0x0a000000 | (seed << 12)) >>> hostBits) << hostBits;
+        return `${[24, 16, 8, 0].map((shift) => (network >>> shift) & 0xff).join(".")}/${length}`;
+      });
+    fc.assert(
+      fc.property(acceptedSubnets, fc.constantFrom(1, 3), (subnet, servers) => {
+        const plan = planManagementAddresses(subnet, servers);
+        const addresses = [plan.loadBalancerIp, ...plan.serverIps];
+        expect(new Set(addresses).size).toBe(servers + 1);
+        for (const address of addresses) {
+          expect(cidrContains(mustParseCidr(subnet), mustParseCidr(`${address}/32`))).toBe(true);
+        }
+      }),
+    );
   });
 
   it("fits a /28 and refuses a subnet too small for the plan", () => {
