@@ -1,3 +1,4 @@
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
 import { catalog } from "./catalog";
@@ -233,7 +234,7 @@ describe("parseFleetConfig", () => {
 
   it("keeps secrets out of JSON and string renderings of the config", () => {
     const config = parseFleetConfig(toInput(baseline()));
-    const rendered = JSON.stringify(config) + String(config.tenants[0]!.hcloudToken);
+    const rendered = JSON.stringify(config) + String(config.tenants[0]!.hcloudToken) + inspect(config, { depth: 10 });
     expect(rendered).not.toContain(alphaToken);
     expect(rendered).toContain("[secret]");
   });
