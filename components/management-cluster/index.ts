@@ -258,13 +258,18 @@ export function createHetznerManagementCluster(
   );
 
   const apiEndpoint = pulumi.interpolate`https://${loadBalancer.ipv4}:${kubernetesApiPort}`;
-  const kubeconfig = pulumi.secret(
-    pulumi
-      .all([apiEndpoint, pki.serverCaCertPem, pki.adminCertPem, pki.adminKeyPem])
-      .apply(([server, certificateAuthorityPem, clientCertificatePem, clientKeyPem]) =>
-        buildKubeconfig({ name: `${fleetName}-management`, server, certificateAuthorityPem, clientCertificatePem, clientKeyPem }),
-      ),
+  // One set of admin credentials feeds both the kubeconfig and the API waiter.
+  const admin = pulumi.secret(
+    pulumi.all([apiEndpoint, pki.serverCaCertPem, pki.adminCertPem, pki.adminKeyPem]).apply(
+      ([server, certificateAuthorityPem, clientCertificatePem, clientKeyPem]) => ({
+        server,
+        certificateAuthorityPem,
+        clientCertificatePem,
+        clientKeyPem,
+      }),
+    ),
   );
+  const kubeconfig = admin.apply((credentials) => buildKubeconfig({ name: `${fleetName}-management`, ...credentials }));
 
   // Blocks until the API answers through the load balancer with the admin certificate,
   // so nothing is applied to a cluster that is still booting. Runs where `pulumi up` runs.
@@ -272,14 +277,12 @@ export function createHetznerManagementCluster(
     `${name}-wait-for-api`,
     {
       create: "node scripts/wait-for-kube-api.mjs",
-      environment: pulumi.secret(
-        pulumi.all([apiEndpoint, pki.serverCaCertPem, pki.adminCertPem, pki.adminKeyPem]).apply(([server, ca, cert, key]) => ({
-          KUBE_API_SERVER: server,
-          KUBE_CA_PEM: ca,
-          KUBE_CLIENT_CERT_PEM: cert,
-          KUBE_CLIENT_KEY_PEM: key,
-        })),
-      ),
+      environment: admin.apply((credentials) => ({
+        KUBE_API_SERVER: credentials.server,
+        KUBE_CA_PEM: credentials.certificateAuthorityPem,
+        KUBE_CLIENT_CERT_PEM: credentials.clientCertificatePem,
+        KUBE_CLIENT_KEY_PEM: credentials.clientKeyPem,
+      })),
       triggers: servers.map((server) => server.id),
     },
     { parent, dependsOn: [...targets, apiService] },

@@ -39,12 +39,8 @@ const allowedKeysPrefix = "allowed keys: ";
 function strictObject<Shape extends z.ZodRawShape>(shape: Shape) {
   const allowed = Object.keys(shape).join(", ");
   return z.strictObject(shape, {
-    error: (issue) => {
-      if (issue.code === "unrecognized_keys") {
-        return `${allowedKeysPrefix}${allowed}`;
-      }
-      return `expected a mapping with keys ${allowed}, got ${formatValue(issue.input)}`;
-    },
+    // Other issues (a non-mapping value) keep the generic message the formatter rewrites.
+    error: (issue) => (issue.code === "unrecognized_keys" ? `${allowedKeysPrefix}${allowed}` : undefined),
   });
 }
 
