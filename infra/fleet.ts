@@ -1,21 +1,38 @@
 import * as hcloud from "@pulumi/hcloud";
 import * as pulumi from "@pulumi/pulumi";
+import { Caren, extensionConfigApiVersion } from "../components/caren";
+import { ClusterApi } from "../components/cluster-api";
+import { Flux } from "../components/flux";
+import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
 import { ManagementCluster } from "../components/management-cluster";
 import type { FleetConfig } from "./config";
+
+/** The platform components, for callers (and tests) that attach more to them. */
+export interface Platform {
+  cloudControllerManager: HcloudCloudControllerManager | undefined;
+  clusterApi: ClusterApi;
+  caren: Caren;
+  flux: Flux;
+}
 
 /** What the stack exports, plus the components for callers (and tests) that need them. */
 export interface FleetOutputs {
   managementCluster: ManagementCluster;
+  platform: Platform;
   managementApiEndpoint: pulumi.Output<string>;
   managementKubeconfig: pulumi.Output<string>;
   managementServers: pulumi.Output<{ name: string; publicIpv4: string; privateIp: string }[]>;
   managementNetworkId: pulumi.Output<string | undefined>;
   managementAdminCertificateNotAfter: pulumi.Output<string | undefined>;
+  /** Handler names a ClusterClass must reference for the installed CAREN release. */
+  carenExtensionNames: pulumi.Output<{ clusterConfigVariables: string; clusterPatches: string; workerPatches: string }>;
 }
 
 /**
- * Wires the fleet's components from a validated config. The order is the dependency
- * order; later issues add ClusterApi → Caren → Flux → tenants after the management cluster.
+ * Wires the fleet's components from a validated config, in dependency order:
+ * ManagementCluster → hcloud CCM (hetzner mode) → ClusterApi → Caren → Flux. Everything
+ * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
+ * (from charts) and their custom resources share its CRD cache.
  */
 export function createFleet(config: FleetConfig, fleetName: string): FleetOutputs {
   const management = config.management;
@@ -32,14 +49,47 @@ export function createFleet(config: FleetConfig, fleetName: string): FleetOutput
         ? { kubeconfig: pulumi.secret(management.kubeconfig.reveal()), apiServerUrl: management.apiServerUrl }
         : undefined,
   });
+  const platform = createPlatform(config, cluster);
+  const names = platform.caren.extensionNames;
   return {
     managementCluster: cluster,
+    platform,
     managementApiEndpoint: cluster.apiEndpoint,
     managementKubeconfig: cluster.kubeconfig,
     managementServers: cluster.serverAddresses,
     managementNetworkId: cluster.networkId,
     managementAdminCertificateNotAfter: cluster.adminCertificateNotAfter,
+    carenExtensionNames: pulumi.output({
+      clusterConfigVariables: names.clusterConfigVariables("generic"),
+      clusterPatches: names.clusterPatches("generic"),
+      workerPatches: names.workerPatches("generic"),
+    }),
   };
+}
+
+/** The management platform, each step waiting for the one before it. */
+function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platform {
+  const onCluster = { providers: [cluster.provider] };
+  const management = config.management;
+  const cloudControllerManager =
+    management.mode === "hetzner"
+      ? new HcloudCloudControllerManager(
+          "management-hcloud-ccm",
+          {
+            hcloudToken: pulumi.secret(management.hcloudToken.reveal()),
+            networkId: cluster.networkId.apply((id) => id ?? ""),
+          },
+          { ...onCluster, dependsOn: [cluster] },
+        )
+      : undefined;
+  const clusterApi = new ClusterApi("cluster-api", {}, { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] });
+  const caren = new Caren("caren", {}, { ...onCluster, dependsOn: [clusterApi] });
+  const flux = new Flux(
+    "flux",
+    { gitops: config.gitops, carenExtensionConfigName: caren.extensionConfigName, carenExtensionConfigApiVersion: extensionConfigApiVersion },
+    { ...onCluster, dependsOn: [caren] },
+  );
+  return { cloudControllerManager, clusterApi, caren, flux };
 }
 
 /** Component args become resource inputs (visible to policies), so secrets never go in as settings. */

@@ -12,3 +12,4 @@ export const managementKubeconfig = outputs.managementKubeconfig;
 export const managementServers = outputs.managementServers;
 export const managementNetworkId = outputs.managementNetworkId;
 export const managementAdminCertificateNotAfter = outputs.managementAdminCertificateNotAfter;
+export const carenExtensionNames = outputs.carenExtensionNames;

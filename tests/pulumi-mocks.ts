@@ -14,6 +14,32 @@ export interface Registration {
   /** Top-level input names that arrived as secrets. */
   secretInputs: string[];
   custom: boolean;
+  /** The resource's URN as the mock monitor computes it. */
+  urn: string;
+  /** URN of the parent ("" for top-level resources). */
+  parent: string;
+  /**
+   * URNs this registration waits for: explicit `dependsOn` (a component expands to its
+   * descendants) plus resources whose outputs flow into its inputs.
+   */
+  dependencies: string[];
+  /** Provider reference (`<provider urn>::<id>`), "" when the default provider is used. */
+  provider: string;
+}
+
+/** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
+interface RegisterRequest {
+  getType(): string;
+  getName(): string;
+  getParent(): string;
+  getProvider(): string;
+  getDependenciesList(): string[];
+  getPropertydependenciesMap(): { forEach(callback: (value: { getUrnsList(): string[] }, key: string) => void): void };
+}
+
+interface MockMonitorInternals {
+  newUrn(parent: string, type: string, name: string): string;
+  registerResource(request: RegisterRequest, callback: unknown): Promise<void>;
 }
 
 /** The wire marker Pulumi puts on secret values (sdk/nodejs/runtime/rpc.ts). */
@@ -51,6 +77,7 @@ function computedState(type: string, index: number): Record<string, unknown> {
  */
 export async function installRecordingMocks(project: string, stack: string, preview = false): Promise<Registration[]> {
   const registrations: Registration[] = [];
+  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider">>();
   let counter = 0;
   await pulumi.runtime.setMocks(
     {
@@ -59,7 +86,8 @@ export async function installRecordingMocks(project: string, stack: string, prev
         const rawInputs = args.inputs as Record<string, unknown>;
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
-        registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true });
+        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "" };
+        registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges });
         const sameType = registrations.filter((r) => r.type === args.type).length;
         const state = { ...inputs, ...computedState(args.type, sameType) };
         if (args.type === "command:local:Command") {
@@ -75,6 +103,23 @@ export async function installRecordingMocks(project: string, stack: string, prev
     stack,
     preview,
   );
+  // The mocks API hands newResource only type, name and inputs; the dependency graph is on
+  // the request, so record it from the monitor before the mock runs.
+  const monitor = pulumi.runtime.getMonitor() as unknown as MockMonitorInternals;
+  const registerResource = monitor.registerResource.bind(monitor);
+  monitor.registerResource = (request, callback) => {
+    const dependencies = new Set(request.getDependenciesList());
+    request.getPropertydependenciesMap().forEach((value) => {
+      for (const urn of value.getUrnsList()) dependencies.add(urn);
+    });
+    graph.set(`${request.getType()}::${request.getName()}`, {
+      urn: monitor.newUrn(request.getParent(), request.getType(), request.getName()),
+      parent: request.getParent(),
+      dependencies: [...dependencies],
+      provider: request.getProvider(),
+    });
+    return registerResource(request, callback);
+  };
   return registrations;
 }
 

@@ -1,4 +1,5 @@
 import { stringify } from "yaml";
+import { k3sClusterNetworks } from "../../infra/model/fleet-config";
 import { kubernetesApiPort } from "./firewall-rules";
 
 /**
@@ -40,6 +41,8 @@ export function k3sServerConfig(spec: K3sServerSpec): Record<string, unknown> {
     "node-ip": spec.nodeIp,
     "advertise-address": spec.nodeIp,
     "tls-san": [...spec.apiAddresses],
+    "cluster-cidr": k3sClusterNetworks.pods,
+    "service-cidr": k3sClusterNetworks.services,
     // CAPI, not k3s, owns load balancing and ingress; the hcloud CCM replaces the built-in one.
     disable: ["servicelb", "traefik"],
     "disable-cloud-controller": true,

@@ -1,14 +1,20 @@
 /**
  * The version catalog: every version the fleet pins, and the compatibility facts that
- * config validation and the policy pack check against. Pure data and types: no Pulumi
- * import, because `policies/` shares this module.
+ * config validation, the components and the policy pack check against. Pure data and
+ * types: no Pulumi import, because `policies/` shares this module. No other file may
+ * contain a version literal (tests/repo-guards.test.ts enforces it).
  *
- * Why this set (see ../shared/upstream-facts.md §1.4): CAREN v0.45–v0.50 is built on
- * CAPI v1.12; CAPH v1.1.x supports CAPI up to v1.13 and needs v1beta1 to be served
- * (gone in CAPI v1.16); Kubernetes patches above 1.33.11/1.34.7/1.35.4 need CAPI
- * ≥ v1.12.8. So: CAPI v1.12.x, CAPH v1.1.8, CAREN v0.50.0. The CAPI patch is v1.12.10, not
- * v1.12.11: the Go module proxy (where tests read upstream CRDs) serves v1.12.8 and v1.12.10
- * but refuses v1.12.11.
+ * Why this set (../shared/upstream-facts.md §1.3–1.4, checked against the sources cited
+ * per entry):
+ * - CAPI v1.12.x: CAREN v0.45–v0.50 is built on it (and untested on v1.13); CAPH v1.1.x
+ *   supports up to v1.13 and needs v1beta1 served (gone in v1.16); Kubernetes patches above
+ *   1.33.11/1.34.7/1.35.4 need ≥ v1.12.8. v1.12.10 rather than v1.12.11 because the Go module
+ *   proxy (where tests read the upstream CRDs) serves v1.12.10 and refuses v1.12.11.
+ * - CAPH v1.1.8, CAAPH v0.6.4 (the version CAREN tests with), CAREN v0.50.0: newest releases.
+ * - cluster-api-operator 0.28.0: built on the same CAPI v1.12.10 library, so it resolves
+ *   provider names and contracts exactly like the CAPI it installs (0.29.0 moved to v1.13).
+ * - Tenants run 1.33–1.35: the intersection of the CAPI and CAPH workload ranges, CAREN's
+ *   tested minors and the Cilium CAREN ships (1.19; Kubernetes 1.36 needs Cilium 1.20).
  */
 
 /** An inclusive range of Kubernetes minors, written "1.31". */
@@ -17,36 +23,168 @@ export interface MinorRange {
   readonly max: string;
 }
 
+/** An inclusive range of release versions of one project, written "v1.10" (minor) or "v1.12.0". */
+export interface ReleaseRange {
+  readonly min: string;
+  readonly max: string;
+}
+
+/**
+ * A Helm chart pinned by version. `repository` is an https:// chart repository or an
+ * oci:// registry path (the chart reference is then `<repository>/<chart>`).
+ */
+export interface HelmChartPin {
+  readonly chart: string;
+  readonly repository: string;
+  readonly version: string;
+}
+
 export const catalog = {
-  /** Cluster API core and kubeadm providers. */
+  /** k3s for the management cluster (installed by cloud-init with INSTALL_K3S_VERSION). */
+  k3s: {
+    /** k3s-io/k3s releases: the newest 1.34 patch at the time of pinning. */
+    version: "v1.34.6+k3s1",
+  },
+  /** hcloud image of the management servers (k3s supports it; cloud-init is preinstalled). */
+  managementImage: "ubuntu-24.04",
+
+  /** cert-manager: issues the webhook certificates of CAPI, the operator and CAREN. */
+  certManager: {
+    /** cert-manager/cert-manager releases; charts.jetstack.io versions keep the leading v. */
+    chart: { chart: "cert-manager", repository: "https://charts.jetstack.io", version: "v1.21.2" },
+    /** cert-manager/website: content/docs/releases/README.md (v1.21 row: 1.33 → 1.36). */
+    kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
+  },
+
+  /** cluster-api-operator (CAPIO): installs the CAPI providers from provider CRs. */
+  clusterApiOperator: {
+    /** kubernetes-sigs/cluster-api-operator@v0.28.0: chart versions have no leading v. */
+    chart: {
+      chart: "cluster-api-operator",
+      repository: "https://kubernetes-sigs.github.io/cluster-api-operator",
+      version: "0.28.0",
+    },
+  },
+
+  /** Cluster API core, kubeadm bootstrap and kubeadm control-plane providers. */
   clusterApi: {
     version: "v1.12.10",
     /** sigs.k8s.io/cluster-api@main: docs/book/src/reference/versions.md (v1.12.x row). */
     managementKubernetes: { min: "1.31", max: "1.36" } satisfies MinorRange,
     /** Same table, workload column. */
     workloadKubernetes: { min: "1.29", max: "1.36" } satisfies MinorRange,
+    /** First release with chained upgrades (ClusterClass `kubernetesVersions`). */
+    chainedUpgradesSince: "v1.12.0",
+    /** Contracts the pinned CAPI serves (v1beta1 is deprecated, removed in v1.16). */
+    servedContracts: ["v1beta1", "v1beta2"],
+    /** CAPI issue #11920: v1beta1 is no longer served from this release on. */
+    v1beta1RemovedIn: "v1.16.0",
   },
+
+  /**
+   * Kubernetes patches newer than these need the ClusterRole `system:kubelet-api-admin`,
+   * which only CAPI ≥ v1.11.11 / ≥ v1.12.8 / ≥ v1.13.2 creates
+   * (syself/cluster-api-provider-hetzner@v1.1.8: docs compatibility notes).
+   */
+  kubeletApiAdminRule: {
+    lastPatchWithout: { "1.33": 11, "1.34": 7, "1.35": 4, "1.36": 0 } as Readonly<Record<string, number>>,
+    minimumClusterApi: { "1.11": "v1.11.11", "1.12": "v1.12.8", "1.13": "v1.13.2" } as Readonly<Record<string, string>>,
+  },
+
   /** Cluster API Provider Hetzner. */
   caph: {
     version: "v1.1.8",
     /** syself/cluster-api-provider-hetzner@v1.1.8: docs/caph/01-getting-started/01-introduction.md. */
     workloadKubernetes: { min: "1.32", max: "1.36" } satisfies MinorRange,
+    /** Same document: CAPI v1.10–v1.13 supported (v1.14 not listed). */
+    clusterApi: { min: "v1.10", max: "v1.13" } satisfies ReleaseRange,
+    /** CAPH v1.1.x speaks only the v1beta1 contract (`metadata.yaml`). */
+    contract: "v1beta1",
   },
+
+  /** Cluster API Add-on Provider Helm (HelmChartProxy), used by CAREN's HelmAddon strategy. */
+  caaph: {
+    /** nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: hack/third-party/caaph/go.mod. */
+    version: "v0.6.4",
+  },
+
   /** Cluster API Runtime Extensions Nutanix. */
   caren: {
-    version: "v0.50.0",
+    /** The chart lives in a classic Helm repository on GitHub Pages; versions keep the leading v. */
+    chart: {
+      chart: "cluster-api-runtime-extensions-nutanix",
+      repository: "https://nutanix-cloud-native.github.io/cluster-api-runtime-extensions-nutanix/helm",
+      version: "v0.50.0",
+    },
+    /** CAREN v0.45+ serves v1beta2 ClusterClass patches and is built on CAPI v1.12 (go.mod v1.12.5). */
+    minimumClusterApi: "v1.12.0",
     /**
      * Node images CAREN v0.50.0 runs its e2e suite on (hack/ e2e kind config); other
      * minors are advisory-only in the policy pack.
      */
     testedKubernetes: ["v1.33.10", "v1.34.6", "v1.35.3"],
+    /**
+     * Which GeneratePatches generation (`…v<N>configpatch-gp`) each CAREN release registers
+     * (`pkg/handlers/<p>/mutation/metapatch_handler.go`; ../shared/upstream-facts.md §5.3).
+     * Releases outside these semver ranges were not checked, so they are refused, not guessed.
+     */
+    patchGenerations: [
+      { releases: ">=0.33.0 <0.34.0", current: 4, previous: 3 },
+      { releases: ">=0.40.0 <=0.41.8", current: 5, previous: 4 },
+      { releases: ">=0.45.0 <=0.50.0", current: 6, previous: 5 },
+    ],
   },
-  /** k3s for the management cluster (installed by cloud-init with INSTALL_K3S_VERSION). */
-  k3s: {
-    version: "v1.34.6+k3s1",
+
+  /**
+   * Cilium, the tenants' CNI, delivered by CAREN's lifecycle hooks; the version is the one
+   * CAREN v0.50.0 ships in `templates/helm-config.yaml`.
+   */
+  cilium: {
+    version: "1.19.4",
+    /** docs.cilium.io v1.19: network/kubernetes/compatibility (tested Kubernetes versions). */
+    kubernetes: { min: "1.32", max: "1.35" } satisfies MinorRange,
   },
-  /** hcloud image of the management servers (k3s supports it; cloud-init is preinstalled). */
-  managementImage: "ubuntu-24.04",
+
+  /**
+   * Hetzner Cloud controller manager: node initialisation and LoadBalancer Services. Must be
+   * ≥ v1.30.1: older releases break on Hetzner's API change of 2026-07-01.
+   */
+  hcloudCloudControllerManager: {
+    /** hetznercloud/hcloud-cloud-controller-manager: chart/Chart.yaml (chart versions have no v). */
+    chart: { chart: "hcloud-cloud-controller-manager", repository: "https://charts.hetzner.cloud", version: "1.37.0" },
+    /** The first release that works after Hetzner's API change of 2026-07-01. */
+    minimumVersion: "1.30.1",
+    /** docs/reference/version-policy.md: the newest three minors (PR #1152 added 1.35, dropped 1.31). */
+    kubernetes: { min: "1.32", max: "1.35" } satisfies MinorRange,
+  },
+
+  /** Hetzner Cloud CSI driver (tenants' volumes). */
+  hcloudCsi: {
+    /** hetznercloud/csi-driver: chart/Chart.yaml (chart versions have no v). */
+    chart: { chart: "hcloud-csi", repository: "https://charts.hetzner.cloud", version: "2.23.0" },
+    /** docs/reference/version-policy.md (PR #1354 added 1.36, dropped 1.32). */
+    kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
+  },
+
+  /** Flux, installed by the Flux Operator from a FluxInstance. */
+  flux: {
+    /** controlplaneio-fluxcd/flux-operator releases; the OCI chart's versions have no leading v. */
+    operatorChart: {
+      chart: "flux-operator",
+      repository: "oci://ghcr.io/controlplaneio-fluxcd/charts",
+      version: "0.59.0",
+    },
+    /**
+     * FluxInstance `spec.distribution.version`: an exact release, so a Flux upgrade is a
+     * reviewed one-line change here rather than something the operator does on its own.
+     * 2.9.4, not 2.9.5: operator v0.59.0 bundles manifests up to v2.9.4
+     * (flux-operator@v0.59.0: config/data/flux).
+     */
+    distribution: "2.9.4",
+    /** fluxcd/flux2 v2.9.0 release notes: Kubernetes 1.34 (≥ 1.34.1), 1.35 and 1.36. */
+    kubernetes: { min: "1.34", max: "1.36" } satisfies MinorRange,
+  },
+
   /**
    * Versions a tenant may run; the ClusterClass publishes exactly these as
    * `spec.kubernetesVersions` (one patch per minor, no gaps) so CAPI can chain upgrades.

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { catalog } from "./catalog";
 import { parseCidr } from "./cidr";
+import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "./compatibility";
 import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "./kubernetes-version";
 import { formatValue } from "./text";
 
@@ -26,6 +27,12 @@ export const networkZoneOf: Readonly<Record<HetznerLocation, string>> = {
   hil: "us-west",
   sin: "ap-southeast",
 };
+
+/**
+ * The management cluster's in-cluster networks: k3s' defaults, written out so k3s and the
+ * overlap check with management.network.cidr use one value.
+ */
+export const k3sClusterNetworks = { pods: "10.42.0.0/16", services: "10.43.0.0/16" } as const;
 
 export const loadBalancerTypes = ["lb11", "lb21", "lb31"] as const;
 export const cniStrategies = ["HelmAddon", "ClusterResourceSet"] as const;
@@ -118,24 +125,28 @@ const tenantKubernetesVersion = z.string().check((ctx) => {
   ctx.issues.push({ code: "custom", input: ctx.value, message: `${formatValue(ctx.value)} ${reason}; ${oneOf(allowed)}` });
 });
 
-/** A management-cluster version check shared by k3s (hetzner) and existing clusters. */
-function managementVersion(parse: typeof parseKubernetesVersion, example: string) {
+/**
+ * A management-cluster version check shared by k3s (hetzner) and existing clusters: the
+ * minor must suit everything the platform installs there (compatibility.ts).
+ */
+function managementVersion(parse: typeof parseKubernetesVersion, example: string, mode: "hetzner" | "existing") {
+  const constraints = managementKubernetesConstraints(mode);
+  const range = intersectRanges(constraints);
   return z.string().check((ctx) => {
     const parsed = parse(ctx.value);
-    const range = catalog.clusterApi.managementKubernetes;
     if (!parsed) {
       ctx.issues.push({
         code: "custom",
         input: ctx.value,
         message: `${formatValue(ctx.value)} is not a version of the form ${example}`,
       });
-    } else if (!isMinorInRange(parsed, range)) {
+    } else if (!range || !isMinorInRange(parsed, range)) {
       ctx.issues.push({
         code: "custom",
         input: ctx.value,
         message:
-          `${formatValue(ctx.value)} is outside the management range of Cluster API ${catalog.clusterApi.version}; ` +
-          `allowed minors: ${describeRange(range)}`,
+          `${formatValue(ctx.value)} is outside what the management platform supports (${describeConstraints(constraints)}); ` +
+          `allowed minors: ${range ? describeRange(range) : "none (the catalog's ranges do not overlap)"}`,
       });
     }
   });
@@ -214,8 +225,8 @@ const hetznerManagementSchema = strictObject({
     error: (issue) =>
       `${formatValue(issue.input)} servers is not allowed; allowed: 1 or 3 (embedded etcd needs an odd member count, and 1 has no HA)`,
   }),
-  /** k3s release (vMAJOR.MINOR.PATCH+k3sN); defaults to the catalog's. */
-  k3sVersion: managementVersion(parseK3sVersion, exampleK3sVersion).default(catalog.k3s.version),
+  /** k3s release (vMAJOR.MINOR.PATCH+k3sN); defaults to the catalog's; its minor must suit the platform. */
+  k3sVersion: managementVersion(parseK3sVersion, exampleK3sVersion, "hetzner").default(catalog.k3s.version),
   /** hcloud image of the servers. */
   image: z.string().min(1).default(catalog.managementImage),
   /** Private network of the servers and the load balancer. */
@@ -238,8 +249,8 @@ const hetznerManagementSchema = strictObject({
 const existingManagementSchema = strictObject({
   /** Use a cluster that already exists; its kubeconfig is the secret `capi-fleet:managementKubeconfig`. */
   mode: z.literal("existing"),
-  /** Kubernetes version the existing cluster runs (checked against CAPI's management range). */
-  kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion),
+  /** Kubernetes version the existing cluster runs (checked against the platform's management range). */
+  kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion, "existing"),
 });
 
 const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { cidrContains, cidrsOverlap, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
 import {
   allowedKeysFromMessage,
+  k3sClusterNetworks,
   fleetConfigSchema,
   networkZoneOf,
   type ExistingManagementSettings,
@@ -348,6 +349,14 @@ function managementProblems(settings: FleetSettings): ConfigProblem[] {
       path: "management.network.cidr",
       message: `${formatValue(network.text)} is not a private range; allowed: inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (hcloud networks are RFC 1918 only)`,
     });
+  }
+  for (const [role, text] of Object.entries(k3sClusterNetworks)) {
+    if (cidrsOverlap(network, mustParseCidr(text))) {
+      problems.push({
+        path: "management.network.cidr",
+        message: `${formatValue(network.text)} overlaps the k3s ${role} network ${text}; pick a range outside ${Object.values(k3sClusterNetworks).join(" and ")}`,
+      });
+    }
   }
   if (!cidrContains(network, subnet)) {
     problems.push({

@@ -1,0 +1,86 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/caren-extensions";
+import { catalog } from "../../infra/model/catalog";
+import { pinnedRelease } from "../helm-release";
+import { upstreamOf } from "../upstream";
+
+/** Namespace CAREN's docs install it in; its webhooks and Service live here. */
+export const carenNamespace = "caren-system";
+
+/** API version of the ExtensionConfig CAREN's chart creates (v1alpha1 before CAREN v0.44.1). */
+export const extensionConfigApiVersion = "runtime.cluster.x-k8s.io/v1beta2";
+
+/**
+ * Chart values. Decisions, each on purpose:
+ * - `deployDefaultClusterClasses: false`: CAREN's classes are for AWS/Docker/EKS/Nutanix;
+ *   the fleet brings its own Hetzner class.
+ * - `helmRepository.enabled: false`: no in-cluster chart mirror. The mirror needs a 2 Gi
+ *   ReadWriteOnce volume from the default StorageClass; on k3s that is `local-path`, a
+ *   directory on one node, which pins the mirror to that node and loses it with the node
+ *   (the management cluster has no hcloud CSI). Without the mirror, CAAPH pulls the add-on
+ *   charts (Cilium) from their upstream HTTPS repositories when a tenant is created or
+ *   upgraded, so the management cluster needs egress to them.
+ * - no `nameOverride`: it would rename the ExtensionConfig and break every handler name.
+ */
+export const carenValues = {
+  deployDefaultClusterClasses: false,
+  helmRepository: { enabled: false },
+} as const;
+
+/** Arguments of {@link Caren}. */
+export interface CarenArgs {
+  /**
+   * How long Pulumi waits for CAPI to discover CAREN's handlers (ExtensionConfig
+   * condition `Discovered`). Default 600.
+   */
+  discoveryTimeoutSeconds?: number;
+}
+
+/**
+ * CAREN (Cluster API Runtime Extensions Nutanix) from its Helm repository, in
+ * `caren-system`. Ready means: the chart's Deployment is available (Helm wait) and CAPI has
+ * discovered the handlers of its ExtensionConfig. Tenant Clusters must depend on this
+ * component: CAREN's webhooks reject topology Clusters while it is down.
+ */
+export class Caren extends pulumi.ComponentResource {
+  /** Handler names for the ClusterClass, derived from the installed CAREN release. */
+  public readonly extensionNames: CarenExtensionNames;
+  /** Name of the ExtensionConfig (the chart name). */
+  public readonly extensionConfigName: pulumi.Output<string>;
+  /** Installed CAREN release. */
+  public readonly version: pulumi.Output<string>;
+  /** The resource that completes once CAPI has discovered the handlers; depend on it. */
+  public readonly ready: pulumi.Resource;
+
+  constructor(name: string, args: CarenArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    super("capi-fleet:platform:Caren", name, args, opts);
+    const pin = catalog.caren.chart;
+    this.extensionNames = carenExtensionNames(pin.version, pin.chart);
+
+    const release = pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues }, { parent: this, dependsOn: upstreamOf(opts) });
+
+    // The chart owns the ExtensionConfig; this patch only adds the wait annotation, so
+    // Pulumi blocks until CAPI's runtime controller has called CAREN's discovery endpoint
+    // (pulumi-kubernetes awaits Patch resources like any other: pkg/await/await.go Creation).
+    this.ready = new k8s.apiextensions.CustomResourcePatch(
+      `${name}-extension-config-discovered`,
+      {
+        apiVersion: extensionConfigApiVersion,
+        kind: "ExtensionConfig",
+        metadata: {
+          name: this.extensionNames.extensionConfig,
+          annotations: {
+            "pulumi.com/waitFor": "condition=Discovered",
+            "pulumi.com/timeoutSeconds": String(args.discoveryTimeoutSeconds ?? 600),
+          },
+        },
+      },
+      { parent: this, dependsOn: [release] },
+    );
+
+    this.extensionConfigName = pulumi.output(this.extensionNames.extensionConfig);
+    this.version = pulumi.output(pin.version);
+    this.registerOutputs({ extensionConfigName: this.extensionConfigName, version: this.version });
+  }
+}

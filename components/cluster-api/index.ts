@@ -1,0 +1,139 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { catalog } from "../../infra/model/catalog";
+import {
+  clusterApiFeatureGates,
+  clusterApiProviders,
+  featureGateSecretData,
+  type ClusterApiProviderSpec,
+} from "../../infra/model/cluster-api-providers";
+import { pinnedRelease } from "../helm-release";
+import { upstreamOf } from "../upstream";
+
+/** API group and version of cluster-api-operator's provider resources. */
+export const providerApiVersion = "operator.cluster.x-k8s.io/v1alpha2";
+
+/** Namespaces of the two charts this component installs. */
+export const certManagerNamespace = "cert-manager";
+export const operatorNamespace = "capi-operator-system";
+
+/** Name of the Secret whose keys the operator substitutes into the provider manifests. */
+export const featureGatesSecretName = "capi-feature-gates";
+
+/** Arguments of {@link ClusterApi}. */
+export interface ClusterApiArgs {
+  /**
+   * How long Pulumi waits for each provider to report Ready. The operator downloads the
+   * provider components from GitHub releases first, so allow for a slow network.
+   * Default 900.
+   */
+  providerReadyTimeoutSeconds?: number;
+}
+
+/**
+ * Cluster API on the management cluster: cert-manager, cluster-api-operator, then one
+ * provider resource per provider in `infra/model/cluster-api-providers.ts` (core, kubeadm
+ * bootstrap and control plane, Hetzner, Helm add-ons) at catalog versions, each awaited
+ * until Ready. Pass the management cluster's Kubernetes provider in `opts.providers`, so the
+ * CRDs (from the charts) and the custom resources go through one provider instance.
+ */
+export class ClusterApi extends pulumi.ComponentResource {
+  /** The provider resources, by kind; dependents wait on them. */
+  public readonly providers: Readonly<Record<ClusterApiProviderSpec["kind"], k8s.apiextensions.CustomResource>>;
+  /** Installed CAPI core version. */
+  public readonly version: pulumi.Output<string>;
+
+  constructor(name: string, args: ClusterApiArgs = {}, opts?: pulumi.ComponentResourceOptions) {
+    super("capi-fleet:platform:ClusterApi", name, args, opts);
+    const child = { parent: this };
+    const first = { parent: this, dependsOn: upstreamOf(opts) };
+    const timeoutSeconds = String(args.providerReadyTimeoutSeconds ?? 900);
+
+    const certManager = pinnedRelease(
+      `${name}-cert-manager`,
+      { pin: catalog.certManager.chart, namespace: certManagerNamespace, values: { crds: { enabled: true } } },
+      first,
+    );
+    const operator = pinnedRelease(
+      `${name}-operator`,
+      { pin: catalog.clusterApiOperator.chart, namespace: operatorNamespace },
+      { ...child, dependsOn: [certManager] },
+    );
+
+    const namespaces = new Map(
+      clusterApiProviders.map((provider) => [
+        provider.namespace,
+        new k8s.core.v1.Namespace(`${name}-${provider.namespace}`, { metadata: { name: provider.namespace } }, first),
+      ]),
+    );
+    const namespaceOf = (provider: ClusterApiProviderSpec) => {
+      const namespace = namespaces.get(provider.namespace);
+      if (!namespace) {
+        throw new Error(`ClusterApi: no namespace for ${provider.kind}`);
+      }
+      return namespace;
+    };
+
+    const [core, ...others] = clusterApiProviders;
+    if (core?.kind !== "CoreProvider") {
+      throw new Error("ClusterApi: the provider list must start with the CoreProvider");
+    }
+    const featureGatesSecret = new k8s.core.v1.Secret(
+      `${name}-feature-gates`,
+      {
+        metadata: { name: featureGatesSecretName, namespace: core.namespace },
+        stringData: featureGateSecretData(clusterApiFeatureGates),
+      },
+      { ...child, dependsOn: [namespaceOf(core)] },
+    );
+
+    const providerResource = (provider: ClusterApiProviderSpec, dependsOn: pulumi.Resource[]) =>
+      new k8s.apiextensions.CustomResource(
+        `${name}-${provider.kind.toLowerCase()}-${provider.name}`,
+        {
+          apiVersion: providerApiVersion,
+          kind: provider.kind,
+          metadata: {
+            name: provider.name,
+            namespace: provider.namespace,
+            annotations: {
+              // Custom resources are not awaited by default; the operator sets Ready once
+              // the provider's controller Deployment is available.
+              "pulumi.com/waitFor": "condition=Ready",
+              "pulumi.com/timeoutSeconds": timeoutSeconds,
+            },
+          },
+          spec: providerSpec(provider),
+        },
+        { ...child, dependsOn: [operator, namespaceOf(provider), ...(provider.featureGates.length > 0 ? [featureGatesSecret] : []), ...dependsOn] },
+      );
+
+    const coreProvider = providerResource(core, []);
+    const providers = { CoreProvider: coreProvider } as Record<ClusterApiProviderSpec["kind"], k8s.apiextensions.CustomResource>;
+    for (const provider of others) {
+      providers[provider.kind] = providerResource(provider, [coreProvider]);
+    }
+    this.providers = providers;
+    this.version = pulumi.output(core.version);
+    this.registerOutputs({ version: this.version });
+  }
+}
+
+/**
+ * The `spec` of one provider resource. Gates go in twice on purpose: the configSecret
+ * fills the `${CLUSTER_TOPOLOGY}`-style variables in the upstream manifests (what
+ * `CLUSTER_TOPOLOGY=true clusterctl init` does), and `manager.featureGates` makes the
+ * operator set the flag explicitly, so neither path alone can leave a gate off.
+ */
+export function providerSpec(provider: ClusterApiProviderSpec): Record<string, unknown> {
+  const gates = provider.featureGates;
+  return {
+    version: provider.version,
+    ...(gates.length > 0
+      ? {
+          configSecret: { name: featureGatesSecretName, namespace: clusterApiProviders[0]?.namespace },
+          manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) },
+        }
+      : {}),
+  };
+}

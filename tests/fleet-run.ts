@@ -1,0 +1,76 @@
+import * as pulumi from "@pulumi/pulumi";
+import { expect } from "vitest";
+import { loadFleetConfig } from "../infra/config";
+import { createFleet, type FleetOutputs } from "../infra/fleet";
+import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
+import { readStackConfig } from "./stack-files";
+
+/** Waits until the mocks have seen every registration the program queued. */
+export async function settle(registrations: Registration[]): Promise<void> {
+  let stableRounds = 0;
+  let seen = -1;
+  while (stableRounds < 5) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stableRounds = registrations.length === seen ? stableRounds + 1 : 0;
+    seen = registrations.length;
+  }
+}
+
+/** Runs the program for a committed stack file under mocks and records what it registers. */
+export async function runStack(
+  stack: string,
+  configOverride?: (values: Record<string, string>, secretKeys: string[]) => void,
+): Promise<{ registrations: Registration[]; outputs: FleetOutputs }> {
+  const registrations = await installRecordingMocks("capi-fleet", stack);
+  const { values, secretKeys } = readStackConfig(stack);
+  configOverride?.(values, secretKeys);
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  const outputs = createFleet(loadFleetConfig(), `capi-fleet-${stack}`);
+  await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
+  await settle(registrations);
+  return { registrations, outputs };
+}
+
+/** A token-auth kubeconfig for `existing` mode runs (the mocks never connect). */
+export const existingClusterKubeconfig = [
+  "apiVersion: v1",
+  "clusters: [{name: c, cluster: {server: 'https://mgmt.example.com:6443'}}]",
+  "users: [{name: u, user: {token: t}}]",
+  "contexts: [{name: x, context: {cluster: c, user: u}}]",
+  "current-context: x",
+].join("\n");
+
+/** A config override that turns a committed stack into `existing` mode. */
+export function useExistingCluster(kubernetesVersion: string) {
+  return (values: Record<string, string>, secretKeys: string[]): void => {
+    values["capi-fleet:management"] = JSON.stringify({ mode: "existing", kubernetesVersion });
+    delete values["hcloud:token"];
+    values["capi-fleet:managementKubeconfig"] = existingClusterKubeconfig;
+    secretKeys.push("capi-fleet:managementKubeconfig");
+  };
+}
+
+export const byType = (registrations: readonly Registration[], type: string): Registration[] =>
+  registrations.filter((r) => r.type === type);
+
+/** The single registration of a type (fails the test otherwise). */
+export function one(registrations: readonly Registration[], type: string, name?: string): Registration {
+  const found = byType(registrations, type).filter((r) => name === undefined || r.name === name);
+  expect(found, `${type} ${name ?? ""}`).toHaveLength(1);
+  return found[0]!;
+}
+
+/** True when `later` waits for `earlier`, directly or through other registrations. */
+export function waitsFor(registrations: readonly Registration[], later: Registration, earlier: Registration): boolean {
+  const byUrn = new Map(registrations.map((r) => [r.urn, r]));
+  const seen = new Set<string>();
+  const queue = [...later.dependencies];
+  while (queue.length > 0) {
+    const urn = queue.pop()!;
+    if (urn === earlier.urn) return true;
+    if (seen.has(urn)) continue;
+    seen.add(urn);
+    queue.push(...(byUrn.get(urn)?.dependencies ?? []));
+  }
+  return false;
+}
