@@ -87,9 +87,13 @@ describe.each([
     const kubernetesProvider = one(registrations, "pulumi:providers:kubernetes");
     const inCluster = registrations.filter((r) => r.type.startsWith("kubernetes:"));
     expect(inCluster.length).toBeGreaterThan(15);
+    const managementProvider = new RegExp(`^${kubernetesProvider.urn.replace(/[$.*+?^()|[\]\\{}]/g, "\\$&")}::`);
     for (const registration of inCluster) {
-      expect(registration.provider, registration.name).toMatch(new RegExp(`^${kubernetesProvider.urn.replace(/[$.*+?^()|[\]\\{}]/g, "\\$&")}::`));
+      expect(registration.provider, registration.name).toMatch(managementProvider);
     }
+    // Negative control: a resource on the default provider (ambient kubeconfig) would fail.
+    expect("").not.toMatch(managementProvider);
+    expect("urn:pulumi:dev::capi-fleet::pulumi:providers:kubernetes::default_4_32_0::id").not.toMatch(managementProvider);
   });
 
   it("declares each CAPI provider at its catalog version, awaited until Ready", () => {
