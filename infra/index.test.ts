@@ -21,3 +21,11 @@ it("exports the management cluster's endpoint, servers and network, with the kub
   expect(await valueOf(program.managementNetworkId)).toEqual(expect.any(String));
   expect(registrations.some((r) => r.type === "capi-fleet:management:ManagementCluster")).toBe(true);
 });
+
+it("exports the CAREN handler names a ClusterClass must use", async () => {
+  expect(await valueOf(program.carenExtensionNames)).toEqual({
+    clusterConfigVariables: expect.stringMatching(/^genericclusterconfigvars-dv\./),
+    clusterPatches: expect.stringMatching(/^genericclusterv\d+configpatch-gp\./),
+    workerPatches: expect.stringMatching(/^genericworkerv\d+configpatch-gp\./),
+  });
+});
