@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalogSummaryMarkdown } from "../infra/model/catalog-summary";
+import { catalogSummaryMarkdown } from "../infra/model/pinned-set";
 import { repoRoot } from "./stack-files";
 
 const begin = "<!-- catalog:begin (generated from infra/model/catalog.ts; tests/readme.test.ts checks it) -->";
