@@ -27,6 +27,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
   public readonly release: k8s.helm.v3.Release;
 
   constructor(name: string, args: HcloudCloudControllerManagerArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Component args are recorded as inputs; the token must not be among them.
     super("capi-fleet:platform:HcloudCloudControllerManager", name, {}, opts);
     const secret = new k8s.core.v1.Secret(
       `${name}-token`,
