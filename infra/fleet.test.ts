@@ -42,8 +42,8 @@ describe.each([
   });
 
   it("registers the management cluster graph with the expected types and counts", () => {
-    // The platform on top (cluster-api, CAREN, Flux …) has its own tests.
-    const managementOnly = registrations.filter((r) => !r.urn.includes("capi-fleet:platform:"));
+    // The platform on top (cluster-api, CAREN, Flux …) and the tenants have their own tests.
+    const managementOnly = registrations.filter((r) => !r.urn.includes("capi-fleet:platform:") && !r.urn.includes("capi-fleet:tenants:"));
     expect(countByType(managementOnly)).toEqual(expectedGraph(servers));
   });
 

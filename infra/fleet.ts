@@ -4,8 +4,11 @@ import { Caren, extensionConfigApiVersion } from "../components/caren";
 import { ClusterApi } from "../components/cluster-api";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
+import { HetznerClusterClass } from "../components/hetzner-cluster-class";
 import { ManagementCluster } from "../components/management-cluster";
-import type { FleetConfig } from "./config";
+import { TenantCluster } from "../components/tenant-cluster";
+import type { FleetConfig, Tenant } from "./config";
+import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
 
 /** The platform components, for callers (and tests) that attach more to them. */
 export interface Platform {
@@ -26,6 +29,14 @@ export interface FleetOutputs {
   managementAdminCertificateNotAfter: pulumi.Output<string | undefined>;
   /** Handler names a ClusterClass must reference for the installed CAREN release. */
   carenExtensionNames: pulumi.Output<{ clusterConfigVariables: string; clusterPatches: string; workerPatches: string }>;
+  /** The fleet's ClusterClass. */
+  clusterClass: HetznerClusterClass;
+  /** One component per tenant, in config order. */
+  tenants: TenantCluster[];
+  /** Per tenant: deployed version, target, control-plane steps, worker steps. */
+  tenantVersions: pulumi.Output<TenantVersionsOutput>;
+  /** Per tenant: the workload cluster's admin kubeconfig (secret). */
+  tenantKubeconfigs: pulumi.Output<Record<string, string>>;
 }
 
 /**
@@ -34,7 +45,7 @@ export interface FleetOutputs {
  * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
  * (from charts) and their custom resources share its CRD cache.
  */
-export function createFleet(config: FleetConfig, fleetName: string): FleetOutputs {
+export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[] = []): FleetOutputs {
   const management = config.management;
   const hcloudProvider =
     management.mode === "hetzner"
@@ -51,6 +62,14 @@ export function createFleet(config: FleetConfig, fleetName: string): FleetOutput
   });
   const platform = createPlatform(config, cluster);
   const names = platform.caren.extensionNames;
+  const clusterClass = new HetznerClusterClass(
+    "hetzner-cluster-class",
+    { carenExtensionNames: names },
+    { providers: [cluster.provider], dependsOn: [platform.caren] },
+  );
+  const tenants = config.tenants.map((tenant) => createTenant(tenant, cluster, platform, clusterClass));
+  const kubeconfigs: Record<string, pulumi.Output<string>> = {};
+  tenants.forEach((tenant, index) => (kubeconfigs[config.tenants[index]?.name ?? String(index)] = tenant.kubeconfig));
   return {
     managementCluster: cluster,
     platform,
@@ -64,7 +83,28 @@ export function createFleet(config: FleetConfig, fleetName: string): FleetOutput
       clusterPatches: names.clusterPatches("generic"),
       workerPatches: names.workerPatches("generic"),
     }),
+    clusterClass,
+    tenants,
+    tenantVersions: pulumi.output(tenantVersionsOutput(upgrades)),
+    tenantKubeconfigs: pulumi.secret(pulumi.all(kubeconfigs)),
   };
+}
+
+/** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
+function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Platform, clusterClass: HetznerClusterClass): TenantCluster {
+  const { hcloudToken, ...settings } = tenant;
+  return new TenantCluster(
+    `tenant-${tenant.name}`,
+    {
+      tenant: settings,
+      hcloudToken: pulumi.secret(hcloudToken.reveal()),
+      clusterClass: clusterClass.clusterClass,
+      carenReady: platform.caren.ready,
+      managementKubeconfig: cluster.kubeconfig,
+      fluxInstance: platform.flux.instance,
+    },
+    { providers: [cluster.provider], dependsOn: [clusterClass] },
+  );
 }
 
 /** The management platform, each step waiting for the one before it. */

@@ -5,13 +5,18 @@ import { readStackConfig } from "../tests/stack-files";
 
 // The composition root reads config at import time, so config and mocks come first.
 let registrations: Registration[];
-let program: typeof import("./index.js");
+type Program = typeof import("./index.js");
+let program: Awaited<ReturnType<Program>>;
 
 beforeAll(async () => {
   registrations = await installRecordingMocks("capi-fleet", "dev");
   const { values, secretKeys } = readStackConfig("dev");
   pulumi.runtime.setAllConfig(values, secretKeys);
-  program = await import("./index.js");
+  // `export = async () => …`: Pulumi calls the function and exports what it returns.
+  // `export = async () => …`: Pulumi calls the function and exports what it returns; under
+  // vitest the CommonJS export arrives as the module's default.
+  const loaded: unknown = await import("./index.js");
+  program = await (loaded as { default: Program }).default();
 });
 
 it("exports the management cluster's endpoint, servers and network, with the kubeconfig secret", async () => {

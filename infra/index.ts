@@ -1,15 +1,23 @@
 // Composition root of the capi-fleet Pulumi program: validate the whole stack config
-// first (nothing is registered when it is wrong), then build the fleet.
+// and the tenants' upgrade paths first (nothing is registered when either is wrong),
+// then build the fleet.
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleetConfig } from "./config";
+import { planTenantUpgradesOrStop, readDeployedTenantVersions, tenantVersionsOutputName } from "./deployed-versions";
 import { createFleet } from "./fleet";
 
-const config = loadFleetConfig();
-const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`);
-
-export const managementApiEndpoint = outputs.managementApiEndpoint;
-export const managementKubeconfig = outputs.managementKubeconfig;
-export const managementServers = outputs.managementServers;
-export const managementNetworkId = outputs.managementNetworkId;
-export const managementAdminCertificateNotAfter = outputs.managementAdminCertificateNotAfter;
-export const carenExtensionNames = outputs.carenExtensionNames;
+export = async () => {
+  const config = loadFleetConfig();
+  const upgrades = planTenantUpgradesOrStop(config, await readDeployedTenantVersions());
+  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades);
+  return {
+    managementApiEndpoint: outputs.managementApiEndpoint,
+    managementKubeconfig: outputs.managementKubeconfig,
+    managementServers: outputs.managementServers,
+    managementNetworkId: outputs.managementNetworkId,
+    managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
+    carenExtensionNames: outputs.carenExtensionNames,
+    [tenantVersionsOutputName]: outputs.tenantVersions,
+    tenantKubeconfigs: outputs.tenantKubeconfigs,
+  };
+};

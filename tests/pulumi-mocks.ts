@@ -75,7 +75,13 @@ function computedState(type: string, index: number): Record<string, unknown> {
  * Installs Pulumi mocks that record every registration. Invokes fail loudly: the
  * program must not call data sources (they need the Hetzner API, even in preview).
  */
-export async function installRecordingMocks(project: string, stack: string, preview = false): Promise<Registration[]> {
+export async function installRecordingMocks(
+  project: string,
+  stack: string,
+  preview = false,
+  /** Outputs a StackReference sees (the program reads its own stack's last outputs). */
+  stackOutputs: Record<string, unknown> = {},
+): Promise<Registration[]> {
   const registrations: Registration[] = [];
   const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider">>();
   let counter = 0;
@@ -93,6 +99,9 @@ export async function installRecordingMocks(project: string, stack: string, prev
         if (args.type === "command:local:Command") {
           state.stdout = await runLocalCommand(inputs);
         }
+        if (args.type === "pulumi:pulumi:StackReference") {
+          state.outputs = stackOutputs;
+        }
         return { id: String(1000 + counter), state };
       },
       call(args) {
@@ -102,6 +111,8 @@ export async function installRecordingMocks(project: string, stack: string, prev
     project,
     stack,
     preview,
+    // The file backend's organization: the program names its own stack with it.
+    "organization",
   );
   // The mocks API hands newResource only type, name and inputs; the dependency graph is on
   // the request, so record it from the monitor before the mock runs.

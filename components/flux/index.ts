@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/catalog";
+import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { clusterApiProviders } from "../../infra/model/cluster-api-providers";
 import type { GitOpsSettings } from "../../infra/model/fleet-config";
 import { pinnedRelease } from "../helm-release";
@@ -16,7 +17,7 @@ export const fluxComponents = ["source-controller", "kustomize-controller", "hel
 export const fleetRepositoryName = "fleet";
 
 const sourceApiVersion = "source.toolkit.fluxcd.io/v1";
-const kustomizeApiVersion = "kustomize.toolkit.fluxcd.io/v1";
+const kustomizeApiVersion = apiVersions.fluxKustomization;
 
 /** Arguments of {@link Flux}. */
 export interface FluxArgs {
@@ -104,7 +105,7 @@ export function fleetRepository(gitops: GitOpsSettings): k8s.apiextensions.Custo
 }
 
 /** Shared Kustomization settings: prune what leaves Git, retry soon after a failure. */
-function kustomizationSpec(path: string): Record<string, unknown> {
+export function kustomizationSpec(path: string): Record<string, unknown> {
   return {
     interval: "10m",
     retryInterval: "2m",

@@ -1,11 +1,11 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/catalog";
+import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/hcloud-ccm-values";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
-/** The Secret the upstream chart reads by default (keys `token` and `network`). */
-export const hcloudSecretName = "hcloud";
+export { hcloudCcmValues } from "../../infra/model/hcloud-ccm-values";
 
 /** Arguments of {@link HcloudCloudControllerManager}. */
 export interface HcloudCloudControllerManagerArgs {
@@ -32,7 +32,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     const secret = new k8s.core.v1.Secret(
       `${name}-token`,
       {
-        metadata: { name: hcloudSecretName, namespace: "kube-system" },
+        metadata: { name: hcloudCcmSecretName, namespace: "kube-system" },
         stringData: { token: pulumi.secret(args.hcloudToken), network: args.networkId },
       },
       { parent: this, dependsOn: upstreamOf(opts) },
@@ -44,21 +44,4 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     );
     this.registerOutputs({});
   }
-}
-
-/**
- * Chart values, following Hetzner's own recipe for clusters that route pods themselves
- * (hcloud-cloud-controller-manager docs, "robot" guide): the controller knows the private
- * network, so nodes keep their private node-ip as InternalIP and load balancers reach them
- * privately, but `networking.enabled` stays off and the routes controller is disabled,
- * because k3s' flannel overlay carries pod traffic and needs no hcloud routes.
- */
-export function hcloudCcmValues(): Record<string, unknown> {
-  return {
-    networking: { enabled: false },
-    env: {
-      HCLOUD_NETWORK: { valueFrom: { secretKeyRef: { name: hcloudSecretName, key: "network" } } },
-      HCLOUD_NETWORK_ROUTES_ENABLED: { value: "false" },
-    },
-  };
 }

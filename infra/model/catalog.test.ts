@@ -1,7 +1,7 @@
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { catalog } from "./catalog";
-import { parseKubernetesVersion } from "./kubernetes-version";
+import { isMinorInRange, parseKubernetesVersion } from "./kubernetes-version";
 
 /** "v1.13" → "1.13.0"-style comparable minimum/maximum of a minor range. */
 const minorFloor = (minor: string) => semver.coerce(minor)!.version;
@@ -33,6 +33,23 @@ describe("the catalog is one coherent set", () => {
         expect(semver.gte(capi, catalog.kubeletApiAdminRule.minimumClusterApi[capiMinor] ?? "v99.0.0"), text).toBe(true);
       }
     }
+  });
+
+  it("offers tenants only versions every tenant add-on and provider supports", () => {
+    const ranges = {
+      "CAPI workload": catalog.clusterApi.workloadKubernetes,
+      CAPH: catalog.caph.workloadKubernetes,
+      Cilium: catalog.cilium.kubernetes,
+      "hcloud CCM": catalog.hcloudCloudControllerManager.kubernetes,
+      "hcloud CSI": catalog.hcloudCsi.kubernetes,
+    };
+    const outside = catalog.tenantKubernetesVersions.flatMap((version) =>
+      Object.entries(ranges)
+        .filter(([, range]) => !isMinorInRange(parseKubernetesVersion(version)!, range))
+        .map(([name]) => `${version} outside ${name}`),
+    );
+    expect(outside).toEqual([]);
+    expect(isMinorInRange(parseKubernetesVersion("v1.36.1")!, catalog.cilium.kubernetes)).toBe(false);
   });
 
   it("pins an hcloud CCM that survives Hetzner's 2026 API change", () => {

@@ -47,6 +47,11 @@ export const catalog = {
   },
   /** hcloud image of the management servers (k3s supports it; cloud-init is preinstalled). */
   managementImage: "ubuntu-24.04",
+  /**
+   * Default hcloud image of tenant nodes: a stock image; the ClusterClass installs containerd
+   * and the kubelet/kubeadm of each node's own version at boot (pkgs.k8s.io).
+   */
+  tenantNodeImage: "ubuntu-24.04",
 
   /** cert-manager: issues the webhook certificates of CAPI, the operator and CAREN. */
   certManager: {

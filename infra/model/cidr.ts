@@ -66,6 +66,11 @@ export function hostAddress(cidr: Cidr, offset: number): string {
   return bigIntToAddress(address, cidr.family);
 }
 
+/** The first prefix of the given length inside `cidr` ("10.0.0.0/16", 24 → "10.0.0.0/24"); `cidr` itself when it is smaller. */
+export function firstSubnet(cidr: Cidr, prefixLength: number): string {
+  return `${bigIntToAddress(cidr.first, cidr.family)}/${Math.max(prefixLength, cidr.prefixLength)}`;
+}
+
 function bytesToBigInt(bytes: number[]): bigint {
   return bytes.reduce((acc, byte) => (acc << 8n) | BigInt(byte), 0n);
 }

@@ -36,6 +36,13 @@ export const k3sClusterNetworks = { pods: "10.42.0.0/16", services: "10.43.0.0/1
 
 export const loadBalancerTypes = ["lb11", "lb21", "lb31"] as const;
 export const cniStrategies = ["HelmAddon", "ClusterResourceSet"] as const;
+export const reclaimPolicies = ["Delete", "Retain"] as const;
+
+/**
+ * Hetzner puts at most 10 servers in a spread placement group; a rolling update adds one
+ * surge server, so a pool in its own group may have at most 9 replicas.
+ */
+export const placementGroupServerLimit = 10;
 
 const allowedKeysPrefix = "allowed keys: ";
 
@@ -266,6 +273,13 @@ const workerPoolSchema = strictObject({
   machineType: serverType,
   /** Location of the pool's servers; must be one of the tenant's regions. */
   failureDomain: location,
+  /** hcloud image of the pool's servers; defaults to the tenant's `image`. */
+  image: z.string().min(1).optional(),
+  /**
+   * Put the pool's servers in their own spread placement group (different physical hosts).
+   * Hetzner caps a group at 10 servers, so the pool may then have at most 9 replicas.
+   */
+  placementGroup: z.boolean().default(false),
 });
 
 const tenantSchema = strictObject({
@@ -283,13 +297,29 @@ const tenantSchema = strictObject({
       error: (issue) => `${formatValue(issue.input)} replicas is not allowed; allowed: 1, 3 or 5 (etcd needs an odd member count)`,
     }),
     machineType: serverType,
+    /** Spread the control-plane servers over different physical hosts (placement group). */
+    placementGroup: z.boolean().default(true),
   }),
+  /** hcloud image of the tenant's servers; the ClusterClass installs Kubernetes on it at boot. */
+  image: z.string().min(1).default(catalog.tenantNodeImage),
+  /** Name of an SSH key in the tenant's Hetzner project, installed on every server (optional). */
+  sshKeyName: z
+    .string()
+    .min(1, { error: "is empty; allowed: the name of an SSH key in the tenant's Hetzner project, or leave the key out" })
+    .max(128, { error: "is longer than hcloud's 128-character limit for SSH key names" })
+    .optional(),
+  /** hcloud load-balancer type of the tenant's API endpoint. */
+  apiLoadBalancerType: z.enum(loadBalancerTypes, {
+    error: (issue) => `${formatValue(issue.input)} is not a load-balancer type; ${oneOf(loadBalancerTypes)}`,
+  }).default("lb11"),
   /** Worker pools (MachineDeployments). */
   workers: z.array(workerPoolSchema).min(1, { error: "needs at least one worker pool" }),
   /** Cluster networking. Defaults follow CAPH's examples. */
   network: strictObject({
     /** hcloud private network of the tenant's servers. */
     nodesCidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
+    /** The hcloud subnet the servers and the API load balancer use; defaults to the first /24 of nodesCidr. */
+    nodesSubnetCidr: cidr({ privateIpv4: true }).optional(),
     podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16"),
     servicesCidr: cidr({ privateIpv4: true }).default("10.128.0.0/12"),
     /**
@@ -317,6 +347,25 @@ const tenantSchema = strictObject({
    * `caren.nutanix.com/loadbalancer-gc: "false"` (there is no CAREN variable for this).
    */
   loadBalancerGarbageCollection: z.boolean().default(true),
+  /** Volumes of the hcloud CSI driver. */
+  storage: strictObject({
+    /**
+     * What happens to an hcloud volume when its PersistentVolumeClaim is deleted. `Delete`
+     * (default) removes it; `Retain` keeps it, and it keeps costing money until someone
+     * deletes it by hand.
+     */
+    reclaimPolicy: z.enum(reclaimPolicies, {
+      error: (issue) => `${formatValue(issue.input)} is not a reclaim policy; ${oneOf(reclaimPolicies)}`,
+    }).default("Delete"),
+  }).prefault({}),
+  /**
+   * The tenant's applications, synced by Flux from the fleet repository (needs `gitops`)
+   * into the workload cluster through its CAPI kubeconfig Secret.
+   */
+  apps: strictObject({
+    /** Directory in the fleet repository with the tenant's manifests or kustomization. */
+    path: repoPath,
+  }).optional(),
 });
 
 const gitOpsSchema = strictObject({

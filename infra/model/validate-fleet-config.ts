@@ -5,6 +5,7 @@ import {
   k3sClusterNetworks,
   fleetConfigSchema,
   networkZoneOf,
+  placementGroupServerLimit,
   type ExistingManagementSettings,
   type FleetSettings,
   type GitOpsSettings,
@@ -419,6 +420,19 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
       });
     }
     problems.push(...overlapProblems(ranges, ranges, "of the same tenant"));
+    const subnet = tenant.network.nodesSubnetCidr;
+    if (nodes && subnet !== undefined && !cidrContains(nodes.cidr, mustParseCidr(subnet))) {
+      problems.push({
+        path: `${at}.network.nodesSubnetCidr`,
+        message: `${formatValue(subnet)} is not inside ${at}.network.nodesCidr ${nodes.cidr.text}`,
+      });
+    }
+    if (tenant.apps && !settings.gitops) {
+      problems.push({
+        path: `${at}.apps`,
+        message: "needs the top-level gitops setting (Flux syncs the apps from the fleet repository); set gitops.url or remove apps",
+      });
+    }
     if (managementNetwork) {
       const podsAndServices = ranges.slice(1);
       problems.push(...overlapProblems(podsAndServices, [managementNetwork], "of the management cluster"));
@@ -472,6 +486,14 @@ function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
       problems.push({ path: `${at}.workers[${index}].name`, message: `${formatValue(pool.name)} is already a worker pool of this tenant; pool names must be unique` });
     }
     seen.add(pool.name);
+    if (pool.placementGroup && pool.replicas + 1 > placementGroupServerLimit) {
+      problems.push({
+        path: `${at}.workers[${index}].replicas`,
+        message:
+          `${pool.replicas} replicas do not fit a placement group: Hetzner allows ${placementGroupServerLimit} servers per group and a rolling update adds one; ` +
+          `allowed: at most ${placementGroupServerLimit - 1}, or set ${at}.workers[${index}].placementGroup: false, or split the pool`,
+      });
+    }
     if (!tenant.regions.includes(pool.failureDomain)) {
       problems.push({
         path: `${at}.workers[${index}].failureDomain`,

@@ -1,0 +1,64 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import type { CarenExtensionNames } from "../../infra/model/caren-extensions";
+import type { Manifest } from "../../infra/model/cluster-api-kinds";
+import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
+import { upstreamOf } from "../upstream";
+
+/** Arguments of {@link HetznerClusterClass}. */
+export interface HetznerClusterClassArgs {
+  /** CAREN's handler names for the installed release (`Caren.extensionNames`). */
+  carenExtensionNames: CarenExtensionNames;
+  /** ClusterClass `spec.kubernetesVersions`; defaults to the catalog's tenant versions. */
+  kubernetesVersions?: readonly string[];
+  /** How long Pulumi waits for CAPI to accept the class's variables. Default 300. */
+  readyTimeoutSeconds?: number;
+}
+
+/**
+ * The fleet's ClusterClass for Hetzner Cloud (`infra/model/hetzner-cluster-class.ts`) and
+ * its templates, in their own namespace. Depend on CAREN's readiness: the class calls its
+ * patch handlers. Ready means CAPI has reconciled the variables (`VariablesReady`).
+ */
+export class HetznerClusterClass extends pulumi.ComponentResource {
+  /** The ClusterClass; tenant Clusters depend on it so they are deleted before it. */
+  public readonly clusterClass: k8s.apiextensions.CustomResource;
+  /** `topology.classRef` for Clusters of this class. */
+  public readonly classRef: { name: string; namespace: string };
+
+  constructor(name: string, args: HetznerClusterClassArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("capi-fleet:tenants:HetznerClusterClass", name, {}, opts);
+    const manifests = hetznerClusterClassManifests({
+      carenExtensionNames: args.carenExtensionNames,
+      ...(args.kubernetesVersions ? { kubernetesVersions: args.kubernetesVersions } : {}),
+    });
+    const namespace = new k8s.core.v1.Namespace(
+      `${name}-namespace`,
+      { metadata: { name: clusterClassNamespace } },
+      { parent: this, dependsOn: upstreamOf(opts) },
+    );
+    // Template names carry a content hash, so a changed template is created under its new
+    // name before the old one goes (CAPI and CAPH refuse in-place template changes).
+    const templates = Object.entries<Manifest>(manifests.templates).map(
+      ([role, manifest]) => new k8s.apiextensions.CustomResource(`${name}-${role}`, manifest, { parent: this, dependsOn: [namespace] }),
+    );
+    const metadata = manifests.clusterClass.metadata;
+    this.clusterClass = new k8s.apiextensions.CustomResource(
+      name,
+      {
+        ...manifests.clusterClass,
+        metadata: {
+          ...metadata,
+          annotations: {
+            ...metadata.annotations,
+            "pulumi.com/waitFor": "condition=VariablesReady",
+            "pulumi.com/timeoutSeconds": String(args.readyTimeoutSeconds ?? 300),
+          },
+        },
+      },
+      { parent: this, dependsOn: templates },
+    );
+    this.classRef = { name: clusterClassName, namespace: clusterClassNamespace };
+    this.registerOutputs({});
+  }
+}

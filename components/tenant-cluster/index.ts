@@ -1,0 +1,161 @@
+import * as command from "@pulumi/command";
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { apiVersions } from "../../infra/model/cluster-api-kinds";
+import { hcloudSecret } from "../../infra/model/hetzner-cluster-class";
+import {
+  hcloudCcmProxy,
+  hcloudCsiProxy,
+  tenantClusterManifest,
+  workloadKubeconfigSecret,
+  type TenantClusterSettings,
+} from "../../infra/model/tenant-cluster";
+import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
+import { upstreamOf } from "../upstream";
+
+/** Scripts the command provider runs from the project root. */
+export const workloadKubeconfigScript = "scripts/workload-kubeconfig.mjs";
+export const drainLoadBalancersScript = "scripts/drain-load-balancers.mjs";
+
+/** Arguments of {@link TenantCluster}. */
+export interface TenantClusterArgs {
+  /** The tenant's validated settings (no secrets). */
+  tenant: TenantClusterSettings;
+  /** hcloud API token of the tenant's own Hetzner project (a Pulumi secret). */
+  hcloudToken: pulumi.Input<string>;
+  /** The ClusterClass; the Cluster depends on it, so it is deleted first. */
+  clusterClass: pulumi.Resource;
+  /**
+   * CAREN's readiness (`Caren.ready`): its webhooks reject topology Clusters while it is
+   * down, and its handlers must be discovered before the class's patches can run.
+   */
+  carenReady: pulumi.Resource;
+  /** Admin kubeconfig of the management cluster (secret), for the kubeconfig and drain scripts. */
+  managementKubeconfig: pulumi.Input<string>;
+  /** The FluxInstance; only needed with `tenant.apps`. */
+  fluxInstance?: pulumi.Resource;
+  /** How long to wait for the workload cluster's kubeconfig on creation. Default 1800. */
+  kubeconfigWaitSeconds?: number;
+  /** How long the load-balancer drain may take on deletion. Default 600. */
+  drainWaitSeconds?: number;
+}
+
+/**
+ * One tenant workload cluster: its namespace, the `hcloud` Secret CAPH reads, the topology
+ * Cluster, the hcloud CCM and CSI driver (CAAPH HelmChartProxies), its kubeconfig as a
+ * secret output, a load-balancer drain that runs before the Cluster is deleted, and
+ * optionally a Flux Kustomization with the tenant's apps.
+ *
+ * Deletion order (Pulumi deletes dependents first): apps and drain → kubeconfig → Cluster →
+ * HelmChartProxies, Secret → namespace. The CCM therefore still runs while the drain and
+ * CAREN's BeforeClusterDelete hook delete load balancers, and CAPH still has its token
+ * while it deletes the servers.
+ */
+export class TenantCluster extends pulumi.ComponentResource {
+  /** The topology Cluster. */
+  public readonly cluster: k8s.apiextensions.CustomResource;
+  /** The workload cluster's admin kubeconfig (secret), read from CAPI's `<name>-kubeconfig` Secret. */
+  public readonly kubeconfig: pulumi.Output<string>;
+  /** The resource that drains LoadBalancer Services when it is deleted. */
+  public readonly loadBalancerDrain: command.local.Command;
+
+  constructor(name: string, args: TenantClusterArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Component args become recorded inputs; only the settings go in, never the token.
+    super("capi-fleet:tenants:TenantCluster", name, { tenant: args.tenant }, opts);
+    const tenant = args.tenant;
+    const child = (dependsOn: pulumi.Resource[]) => ({ parent: this, dependsOn });
+
+    const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: tenant.namespace } }, child(upstreamOf(opts)));
+    const secret = new k8s.core.v1.Secret(
+      `${name}-hcloud`,
+      {
+        metadata: {
+          name: hcloudSecret.name,
+          namespace: tenant.namespace,
+          // clusterctl move takes the Secret along with the Cluster.
+          labels: { "clusterctl.cluster.x-k8s.io/move": "" },
+        },
+        stringData: { [hcloudSecret.tokenKey]: pulumi.secret(args.hcloudToken) },
+      },
+      child([namespace]),
+    );
+    const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map(
+      (manifest) => new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])),
+    );
+
+    const manifest = tenantClusterManifest(tenant);
+    this.cluster = new k8s.apiextensions.CustomResource(
+      name,
+      {
+        ...manifest,
+        metadata: {
+          ...manifest.metadata,
+          // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
+          // the kubeconfig command below is the bounded wait instead.
+          annotations: { ...manifest.metadata.annotations, "pulumi.com/skipAwait": "true" },
+        },
+      },
+      child([namespace, secret, ...addons, args.clusterClass, args.carenReady]),
+    );
+
+    const location = { TENANT_NAMESPACE: tenant.namespace, TENANT_CLUSTER: tenant.name };
+    const kubeconfigCommand = new command.local.Command(
+      `${name}-kubeconfig`,
+      {
+        create: `node ${workloadKubeconfigScript}`,
+        environment: pulumi.secret(
+          pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({
+            ...location,
+            MANAGEMENT_KUBECONFIG: managementKubeconfig,
+            WAIT_SECONDS: String(args.kubeconfigWaitSeconds ?? 1800),
+          })),
+        ),
+        logging: command.local.Logging.Stderr,
+      },
+      { ...child([this.cluster]), additionalSecretOutputs: ["stdout"] },
+    );
+    this.kubeconfig = pulumi.secret(kubeconfigCommand.stdout);
+
+    // Does nothing on create; its delete runs before the Cluster's (it depends on it).
+    this.loadBalancerDrain = new command.local.Command(
+      `${name}-load-balancer-drain`,
+      {
+        delete: `node ${drainLoadBalancersScript}`,
+        environment: pulumi.secret(
+          pulumi.all([pulumi.output(args.managementKubeconfig), this.kubeconfig, pulumi.output(args.hcloudToken)]).apply(([managementKubeconfig, workloadKubeconfig, token]) => ({
+            ...location,
+            MANAGEMENT_KUBECONFIG: managementKubeconfig,
+            WORKLOAD_KUBECONFIG: workloadKubeconfig,
+            HCLOUD_TOKEN: token,
+            DRAIN_WAIT_SECONDS: String(args.drainWaitSeconds ?? 600),
+          })),
+        ),
+        logging: command.local.Logging.Stderr,
+      },
+      child([this.cluster, kubeconfigCommand]),
+    );
+
+    if (tenant.apps) {
+      if (!args.fluxInstance) {
+        throw new Error(`tenant ${tenant.name} has apps but no FluxInstance was passed`);
+      }
+      const kubeconfigSecret = workloadKubeconfigSecret(tenant.name);
+      new k8s.apiextensions.CustomResource(
+        `${name}-apps`,
+        {
+          apiVersion: apiVersions.fluxKustomization,
+          kind: "Kustomization",
+          metadata: { name: `${tenant.name}-apps`, namespace: tenant.namespace },
+          spec: {
+            ...kustomizationSpec(tenant.apps.path),
+            sourceRef: { kind: "GitRepository", name: fleetRepositoryName, namespace: fluxNamespace },
+            // Applied inside the workload cluster, with the admin kubeconfig CAPI maintains.
+            kubeConfig: { secretRef: { name: kubeconfigSecret.name, key: kubeconfigSecret.key } },
+          },
+        },
+        child([kubeconfigCommand, args.fluxInstance]),
+      );
+    }
+    this.registerOutputs({});
+  }
+}

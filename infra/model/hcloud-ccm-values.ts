@@ -1,0 +1,34 @@
+/**
+ * Values of the hcloud CCM chart, for the management cluster and for tenants alike.
+ *
+ * Hetzner's recipe for clusters whose CNI routes pods itself (hcloud-cloud-controller-manager
+ * docs, "robot" guide): the controller knows the private network, so nodes keep their
+ * private IP as InternalIP and load balancers reach them privately, but
+ * `networking.enabled` stays off and the routes controller is disabled: k3s' flannel and
+ * CAREN's Cilium both carry pod traffic in an overlay that needs no hcloud routes.
+ *
+ * Both clusters have a Secret `kube-system/hcloud` with keys `token` and `network`: the
+ * fleet writes it on the management cluster, and CAPH writes it into each workload
+ * cluster (it adds `token` and the network ID when the Secret is named `hcloud`).
+ */
+
+/** The Secret the chart reads by default (keys `token` and `network`). */
+export const hcloudCcmSecretName = "hcloud";
+
+/** Options of {@link hcloudCcmValues}. */
+export interface HcloudCcmValueOptions {
+  /** Load balancers of LoadBalancer Services target the nodes' private IPs (tenants: their nodes sit on the private network). */
+  readonly privateLoadBalancerTargets?: boolean;
+}
+
+/** The chart values. */
+export function hcloudCcmValues(options: HcloudCcmValueOptions = {}): Record<string, unknown> {
+  return {
+    networking: { enabled: false },
+    env: {
+      HCLOUD_NETWORK: { valueFrom: { secretKeyRef: { name: hcloudCcmSecretName, key: "network" } } },
+      HCLOUD_NETWORK_ROUTES_ENABLED: { value: "false" },
+      ...(options.privateLoadBalancerTargets ? { HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP: { value: "true" } } : {}),
+    },
+  };
+}

@@ -1,0 +1,372 @@
+import { createHash } from "node:crypto";
+import type { CarenExtensionNames } from "./caren-extensions";
+import { catalog } from "./catalog";
+import { apiVersions, type Manifest } from "./cluster-api-kinds";
+import { cniStrategies, hetznerLocations, loadBalancerTypes } from "./fleet-config";
+import { hcloudCcmSecretName } from "./hcloud-ccm-values";
+import { installKubernetesCommand, installKubernetesScript, installKubernetesScriptPath } from "./node-bootstrap";
+
+/**
+ * The fleet's one ClusterClass for Hetzner Cloud and its templates, as plain manifests.
+ *
+ * Variable schema: option C of ../shared/upstream-facts.md §5.4, an inline schema. CAREN's
+ * generic schema (`genericclusterconfigvars-dv`) has no `addons`, so with it a tenant could
+ * not ask CAREN for Cilium; borrowing the Docker schema (option B) would publish dozens of
+ * fields that do nothing on Hetzner (`docker.*`, CSI/CCM providers CAREN cannot install
+ * here) and let CAPI accept them silently. The inline schema declares exactly what works:
+ * `clusterConfig.addons.cni` (Cilium, with a required `strategy`: CAREN's Cilium handler
+ * fails on an empty one) and `clusterConfig.kubeProxy.mode`. The class calls only CAREN's
+ * GeneratePatches handlers; its lifecycle hooks read the `clusterConfig` variable by name,
+ * whatever schema declared it.
+ */
+
+/** Namespace of the ClusterClass and its templates; tenant Clusters reference it across namespaces. */
+export const clusterClassNamespace = "capi-fleet-system";
+/** Name of the ClusterClass. */
+export const clusterClassName = "hetzner-caren";
+/** The one worker class (MachineDeploymentClass) of the ClusterClass. */
+export const workerClassName = "hcloud-worker";
+
+/** Variable names, shared by the ClusterClass and the tenant Clusters that set them. */
+export const classVariables = {
+  clusterConfig: "clusterConfig",
+  regions: "hcloudRegions",
+  network: "hcloudNetwork",
+  placementGroups: "hcloudPlacementGroups",
+  sshKeys: "hcloudSSHKeys",
+  apiLoadBalancerType: "hcloudAPILoadBalancerType",
+  controlPlaneMachineType: "hcloudControlPlaneMachineType",
+  controlPlaneImage: "hcloudControlPlaneImageName",
+  controlPlanePlacementGroup: "hcloudControlPlanePlacementGroup",
+  workerMachineType: "hcloudWorkerMachineType",
+  workerImage: "hcloudWorkerImageName",
+  workerPlacementGroup: "hcloudWorkerPlacementGroup",
+} as const;
+
+/** CAREN's Cilium addon: the only CNI its lifecycle hooks install on a HetznerCluster. */
+export const carenCniProviders = ["Cilium"] as const;
+/** kube-proxy modes of CAREN's `kubeProxy.mode` (`disabled` makes Cilium replace it). */
+export const kubeProxyModes = ["iptables", "nftables", "disabled"] as const;
+
+/**
+ * Secret with the tenant's hcloud token, in the Cluster's namespace (CAPH's quickstart name
+ * and key). CAPH copies it into the workload cluster's kube-system under the same name and
+ * adds `token` and `network` there only when it is named `hcloud`, which is the Secret the
+ * hcloud CCM and CSI charts read.
+ */
+export const hcloudSecret = { name: hcloudCcmSecretName, tokenKey: "hcloud" } as const;
+
+/**
+ * Node health: a machine that has no Node after 20 minutes, or whose Node is not Ready for
+ * 5 minutes, is remediated. The startup timeout is long because a Node gets its providerID
+ * (and so its Machine a nodeRef) only after the hcloud CCM runs, which CAAPH installs once
+ * the API answers; a short timeout recreates servers in a loop (CAPH #1271).
+ */
+const nodeStartupTimeoutSeconds = 1200;
+const unhealthyNodeConditions = [
+  { type: "Ready", status: "Unknown", timeoutSeconds: 300 },
+  { type: "Ready", status: "False", timeoutSeconds: 300 },
+];
+
+/** Where CAREN's kubeletConfiguration patches land; kubeadm reads patches only from a configured directory. */
+const kubeadmPatchesDirectory = "/etc/kubernetes/patches";
+
+/** Inputs of the class: everything that is not a tenant's choice. */
+export interface HetznerClusterClassOptions {
+  /** Handler names of the installed CAREN release. */
+  readonly carenExtensionNames: CarenExtensionNames;
+  /** `spec.kubernetesVersions`; defaults to the catalog's tenant versions. */
+  readonly kubernetesVersions?: readonly string[];
+}
+
+/** The roles of the templates the class references. */
+export type TemplateRole = "infrastructureCluster" | "controlPlane" | "controlPlaneMachine" | "workerMachine" | "workerBootstrap" | "remediation";
+
+/** The templates the class references, by role. */
+export type HetznerClusterClassTemplates = Readonly<Record<TemplateRole, Manifest>>;
+
+/** The class and its templates. */
+export interface HetznerClusterClassManifests {
+  readonly templates: HetznerClusterClassTemplates;
+  readonly clusterClass: Manifest;
+}
+
+/** Builds the ClusterClass and its templates. */
+export function hetznerClusterClassManifests(options: HetznerClusterClassOptions): HetznerClusterClassManifests {
+  const templates = hetznerClusterClassTemplates();
+  const ref = (manifest: Manifest) => ({ apiVersion: manifest.apiVersion, kind: manifest.kind, name: manifest.metadata.name });
+  const healthChecks = { nodeStartupTimeoutSeconds, unhealthyNodeConditions };
+  const clusterClass: Manifest = {
+    apiVersion: apiVersions.cluster,
+    kind: "ClusterClass",
+    metadata: { name: clusterClassName, namespace: clusterClassNamespace },
+    spec: {
+      // One patch per minor, no gaps: CAPI walks every minor up to a Cluster's target.
+      kubernetesVersions: [...(options.kubernetesVersions ?? catalog.tenantKubernetesVersions)],
+      infrastructure: { templateRef: ref(templates.infrastructureCluster) },
+      controlPlane: {
+        templateRef: ref(templates.controlPlane),
+        machineInfrastructure: { templateRef: ref(templates.controlPlaneMachine) },
+        healthCheck: { checks: healthChecks, remediation: { templateRef: ref(templates.remediation) } },
+      },
+      workers: {
+        machineDeployments: [
+          {
+            class: workerClassName,
+            bootstrap: { templateRef: ref(templates.workerBootstrap) },
+            infrastructure: { templateRef: ref(templates.workerMachine) },
+            healthCheck: { checks: healthChecks, remediation: { templateRef: ref(templates.remediation) } },
+          },
+        ],
+      },
+      variables: clusterClassVariables(),
+      patches: clusterClassPatches(options.carenExtensionNames),
+    },
+  };
+  return { templates, clusterClass };
+}
+
+/**
+ * The templates. Each is named after a hash of its content: CAPI and CAPH reject changes
+ * to a template's spec, so a changed template is a new object (Pulumi creates it, points
+ * the class at it, then deletes the old one), and CAPI rolls the machines.
+ */
+export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
+  return {
+    infrastructureCluster: template(apiVersions.hetzner, "HetznerClusterTemplate", "cluster", {
+      template: {
+        spec: {
+          // Placeholders, each overwritten by the `hetzner-cluster` patch from a required variable.
+          controlPlaneRegions: [hetznerLocations[0]],
+          controlPlaneLoadBalancer: { enabled: true, type: loadBalancerTypes[0], region: hetznerLocations[0] },
+          hcloudNetwork: { enabled: true },
+          sshKeys: {},
+          hetznerSecretRef: { name: hcloudSecret.name, key: { hcloudToken: hcloudSecret.tokenKey } },
+        },
+      },
+    }),
+    controlPlaneMachine: hcloudMachineTemplate("control-plane"),
+    workerMachine: hcloudMachineTemplate("worker"),
+    controlPlane: template(apiVersions.kubeadmControlPlane, "KubeadmControlPlaneTemplate", "control-plane", {
+      template: {
+        spec: {
+          kubeadmConfigSpec: {
+            initConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
+            joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
+            ...nodeBootstrapFiles(),
+          },
+        },
+      },
+    }),
+    workerBootstrap: template(apiVersions.kubeadmBootstrap, "KubeadmConfigTemplate", "worker", {
+      template: {
+        spec: {
+          joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
+          ...nodeBootstrapFiles(),
+        },
+      },
+    }),
+    // A server that stays unhealthy is first rebooted once, then replaced by CAPI.
+    remediation: template(apiVersions.hetzner, "HCloudRemediationTemplate", "remediation", {
+      template: { spec: { strategy: { type: "Reboot", retryLimit: 1, timeout: "180s" } } },
+    }),
+  };
+}
+
+function hcloudMachineTemplate(role: "control-plane" | "worker"): Manifest {
+  return template(apiVersions.hetzner, "HCloudMachineTemplate", role, {
+    // Placeholders, overwritten by the machine patches from the tenant's variables.
+    template: { spec: { type: "cx23", imageName: catalog.tenantNodeImage } },
+  });
+}
+
+/** The kubelet leaves node initialisation (providerID, addresses) to the hcloud CCM. */
+function externalCloudProviderRegistration() {
+  return { kubeletExtraArgs: [{ name: "cloud-provider", value: "external" }] };
+}
+
+/**
+ * The install script as a file. The command that runs it comes from the
+ * `kubernetes-install` patch, which sets the whole `preKubeadmCommands` list: v1beta2
+ * refuses an empty list (minItems 1), and CAREN's patches later append to it.
+ */
+function nodeBootstrapFiles() {
+  return {
+    files: [{ path: installKubernetesScriptPath, owner: "root:root", permissions: "0755", content: installKubernetesScript }],
+  };
+}
+
+function template(apiVersion: string, kind: string, role: string, spec: Record<string, unknown>): Manifest {
+  const digest = createHash("sha256").update(JSON.stringify({ apiVersion, kind, spec })).digest("hex").slice(0, 10);
+  return { apiVersion, kind, metadata: { name: `${clusterClassName}-${role}-${digest}`, namespace: clusterClassNamespace }, spec };
+}
+
+const stringEnum = (values: readonly string[]) => ({ type: "string", enum: [...values] });
+
+/** The class variables (inline schemas: option C, see the module comment). */
+export function clusterClassVariables(): Record<string, unknown>[] {
+  const variable = (name: string, required: boolean, openAPIV3Schema: Record<string, unknown>) => ({
+    name,
+    required,
+    schema: { openAPIV3Schema },
+  });
+  const names = classVariables;
+  return [
+    variable(names.clusterConfig, true, {
+      type: "object",
+      description: "CAREN cluster configuration; only the parts CAREN supports on Hetzner.",
+      properties: {
+        addons: {
+          type: "object",
+          properties: {
+            cni: {
+              type: "object",
+              required: ["provider", "strategy"],
+              properties: {
+                provider: stringEnum(carenCniProviders),
+                strategy: stringEnum(cniStrategies),
+                values: {
+                  type: "object",
+                  properties: {
+                    sourceRef: {
+                      type: "object",
+                      required: ["kind", "name"],
+                      properties: { kind: stringEnum(["ConfigMap"]), name: { type: "string", minLength: 1 } },
+                    },
+                  },
+                },
+              },
+            },
+          },
+        },
+        kubeProxy: { type: "object", properties: { mode: stringEnum(kubeProxyModes) } },
+      },
+    }),
+    variable(names.regions, true, { type: "array", minItems: 1, items: stringEnum(hetznerLocations) }),
+    variable(names.network, true, {
+      type: "object",
+      required: ["enabled", "cidrBlock", "subnetCidrBlock", "networkZone"],
+      properties: {
+        enabled: { type: "boolean" },
+        cidrBlock: { type: "string" },
+        subnetCidrBlock: { type: "string" },
+        networkZone: stringEnum(["eu-central", "us-east", "us-west", "ap-southeast"]),
+      },
+    }),
+    variable(names.placementGroups, false, {
+      type: "array",
+      default: [],
+      items: { type: "object", required: ["name", "type"], properties: { name: { type: "string", minLength: 1 }, type: stringEnum(["spread"]) } },
+    }),
+    variable(names.sshKeys, false, {
+      type: "array",
+      default: [],
+      items: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 } } },
+    }),
+    variable(names.apiLoadBalancerType, false, { ...stringEnum(loadBalancerTypes), default: loadBalancerTypes[0] }),
+    variable(names.controlPlaneMachineType, true, { type: "string", minLength: 1 }),
+    variable(names.controlPlaneImage, false, { type: "string", minLength: 1, default: catalog.tenantNodeImage }),
+    variable(names.controlPlanePlacementGroup, false, { type: "string", default: "" }),
+    variable(names.workerMachineType, true, { type: "string", minLength: 1 }),
+    variable(names.workerImage, false, { type: "string", minLength: 1, default: catalog.tenantNodeImage }),
+    variable(names.workerPlacementGroup, false, { type: "string", default: "" }),
+  ];
+}
+
+type JsonPatch = { op: "add"; path: string; valueFrom: { variable: string } | { template: string } };
+const fromVariable = (path: string, variable: string): JsonPatch => ({ op: "add", path, valueFrom: { variable } });
+const fromTemplate = (path: string, template: string): JsonPatch => ({ op: "add", path, valueFrom: { template } });
+const nonEmpty = (variable: string) => `{{ if .${variable} }}true{{ end }}`;
+/** A template rendering a one-item YAML list: the install command for a version expression. */
+const commandList = (versionTemplate: string) => `- ${installKubernetesCommand(versionTemplate)}`;
+
+/**
+ * Patches, applied in order: the Hetzner settings and the per-node Kubernetes install
+ * first, then CAREN's generic cluster and worker patches, which append their own
+ * preKubeadmCommands (the containerd reconfiguration) after the install. The class's own
+ * patches replace whole fields (`add`), because CAPI applies them as plain JSON patches
+ * that cannot append to a list the template does not have.
+ */
+export function clusterClassPatches(caren: CarenExtensionNames): Record<string, unknown>[] {
+  const names = classVariables;
+  const hetznerCluster = { apiVersion: apiVersions.hetzner, kind: "HetznerClusterTemplate", matchResources: { infrastructureCluster: true } };
+  const controlPlaneMachines = { apiVersion: apiVersions.hetzner, kind: "HCloudMachineTemplate", matchResources: { controlPlane: true } };
+  const workerMachines = {
+    apiVersion: apiVersions.hetzner,
+    kind: "HCloudMachineTemplate",
+    matchResources: { machineDeploymentClass: { names: [workerClassName] } },
+  };
+  const controlPlane = { apiVersion: apiVersions.kubeadmControlPlane, kind: "KubeadmControlPlaneTemplate", matchResources: { controlPlane: true } };
+  const workerBootstrap = {
+    apiVersion: apiVersions.kubeadmBootstrap,
+    kind: "KubeadmConfigTemplate",
+    matchResources: { machineDeploymentClass: { names: [workerClassName] } },
+  };
+  const spec = "/spec/template/spec";
+  return [
+    {
+      name: "hetzner-cluster",
+      definitions: [
+        {
+          selector: hetznerCluster,
+          jsonPatches: [
+            fromVariable(`${spec}/controlPlaneRegions`, names.regions),
+            fromTemplate(`${spec}/controlPlaneLoadBalancer/region`, `{{ index .${names.regions} 0 }}`),
+            fromVariable(`${spec}/controlPlaneLoadBalancer/type`, names.apiLoadBalancerType),
+            fromVariable(`${spec}/hcloudNetwork`, names.network),
+            fromVariable(`${spec}/hcloudPlacementGroups`, names.placementGroups),
+            fromVariable(`${spec}/sshKeys/hcloud`, names.sshKeys),
+          ],
+        },
+      ],
+    },
+    {
+      name: "control-plane-machines",
+      definitions: [
+        {
+          selector: controlPlaneMachines,
+          jsonPatches: [
+            fromVariable(`${spec}/type`, names.controlPlaneMachineType),
+            fromVariable(`${spec}/imageName`, names.controlPlaneImage),
+          ],
+        },
+      ],
+    },
+    {
+      name: "control-plane-placement-group",
+      enabledIf: nonEmpty(names.controlPlanePlacementGroup),
+      definitions: [{ selector: controlPlaneMachines, jsonPatches: [fromVariable(`${spec}/placementGroupName`, names.controlPlanePlacementGroup)] }],
+    },
+    {
+      name: "worker-machines",
+      definitions: [
+        {
+          selector: workerMachines,
+          jsonPatches: [fromVariable(`${spec}/type`, names.workerMachineType), fromVariable(`${spec}/imageName`, names.workerImage)],
+        },
+      ],
+    },
+    {
+      name: "worker-placement-group",
+      enabledIf: nonEmpty(names.workerPlacementGroup),
+      definitions: [{ selector: workerMachines, jsonPatches: [fromVariable(`${spec}/placementGroupName`, names.workerPlacementGroup)] }],
+    },
+    {
+      // Each node installs the kubelet of its own version: mid-chain the control plane
+      // and the workers run different versions, and both differ from the Cluster's target.
+      name: "kubernetes-install",
+      definitions: [
+        {
+          selector: controlPlane,
+          jsonPatches: [fromTemplate(`${spec}/kubeadmConfigSpec/preKubeadmCommands`, commandList("{{ .builtin.controlPlane.version }}"))],
+        },
+        {
+          selector: workerBootstrap,
+          jsonPatches: [fromTemplate(`${spec}/preKubeadmCommands`, commandList("{{ .builtin.machineDeployment.version }}"))],
+        },
+      ],
+    },
+    { name: "caren-cluster", external: { generatePatchesExtension: caren.clusterPatches("generic") } },
+    { name: "caren-workers", external: { generatePatchesExtension: caren.workerPatches("generic") } },
+  ];
+}

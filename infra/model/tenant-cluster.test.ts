@@ -1,0 +1,164 @@
+import Ajv from "ajv";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { readStackConfig } from "../../tests/stack-files";
+import { carenExtensionNames } from "./caren-extensions";
+import { catalog } from "./catalog";
+import { fleetConfigSchema } from "./fleet-config";
+import { hetznerClusterClassManifests } from "./hetzner-cluster-class";
+import {
+  hcloudCcmProxy,
+  hcloudCsiProxy,
+  loadBalancerGcAnnotation,
+  tenantClusterManifest,
+  tenantLabels,
+  type TenantClusterSettings,
+} from "./tenant-cluster";
+
+/** The prod stack's tenants, parsed with the program's schema. */
+function prodTenants(): TenantClusterSettings[] {
+  const raw = JSON.parse(readStackConfig("prod").values["capi-fleet:tenants"]!) as unknown;
+  return fleetConfigSchema.shape.tenants.parse(raw).map((tenant) => ({ ...tenant, namespace: tenant.namespace ?? tenant.name }));
+}
+
+const tenants = prodTenants();
+const payments = tenants.find((tenant) => tenant.name === "payments")!;
+const classSpec = hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() }).clusterClass.spec as {
+  variables: { name: string; required: boolean; schema: { openAPIV3Schema: Record<string, unknown> } }[];
+};
+
+type Topology = {
+  classRef: Record<string, string>;
+  version: string;
+  controlPlane: { replicas: number };
+  workers: { machineDeployments: { class: string; name: string; variables: { overrides: { name: string; value: unknown }[] } }[] };
+  variables: { name: string; value: unknown }[];
+};
+const topologyOf = (tenant: TenantClusterSettings) => (tenantClusterManifest(tenant).spec as { topology: Topology }).topology;
+
+/** Checks topology variables like CAPI does: declared, required ones present, values valid against the class's schema. */
+function variableProblems(variables: { name: string; value: unknown }[]): string[] {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  const problems: string[] = [];
+  for (const definition of classSpec.variables) {
+    const value = variables.find((variable) => variable.name === definition.name);
+    if (!value) {
+      if (definition.required) problems.push(`${definition.name}: required but not set`);
+      continue;
+    }
+    const validate = ajv.compile(definition.schema.openAPIV3Schema);
+    if (!validate(value.value)) problems.push(`${definition.name}: ${ajv.errorsText(validate.errors)}`);
+  }
+  for (const variable of variables) {
+    if (!classSpec.variables.some((definition) => definition.name === variable.name)) problems.push(`${variable.name}: not declared by the class`);
+  }
+  return problems;
+}
+
+describe("a tenant Cluster", () => {
+  it("is a v1beta2 topology Cluster of the fleet's class at the tenant's target version", () => {
+    const manifest = tenantClusterManifest(payments);
+    expect(manifest).toMatchObject({
+      apiVersion: "cluster.x-k8s.io/v1beta2",
+      kind: "Cluster",
+      metadata: { name: "payments", namespace: "tenant-payments" },
+      spec: {
+        clusterNetwork: { pods: { cidrBlocks: ["10.64.0.0/16"] }, services: { cidrBlocks: ["10.96.0.0/16"] } },
+        topology: { classRef: { name: "hetzner-caren", namespace: "capi-fleet-system" }, version: payments.kubernetesVersion, controlPlane: { replicas: 3 } },
+      },
+    });
+    expect(JSON.stringify(manifest)).not.toMatch(/"class":"hetzner|"classNamespace"|"strategy":\{/);
+  });
+
+  it.each(tenants.map((tenant) => [tenant.name, tenant] as const))("%s sets variables the class declares, with valid values", (_name, tenant) => {
+    const topology = topologyOf(tenant);
+    expect(variableProblems(topology.variables)).toEqual([]);
+    for (const deployment of topology.workers.machineDeployments) {
+      const merged = [...topology.variables.filter((v) => !deployment.variables.overrides.some((o) => o.name === v.name)), ...deployment.variables.overrides];
+      expect(variableProblems(merged), deployment.name).toEqual([]);
+    }
+  });
+
+  it("would be refused without a CNI strategy (negative control for the schema check)", () => {
+    const variables = topologyOf(payments).variables.map((variable) =>
+      variable.name === "clusterConfig" ? { ...variable, value: { addons: { cni: { provider: "Cilium" } } } } : variable,
+    );
+    expect(variableProblems(variables).join()).toContain("must have required property 'strategy'");
+    expect(variableProblems([...variables, { name: "loadBalancerGC", value: false }]).join()).toContain("loadBalancerGC: not declared");
+  });
+
+  it("asks CAREN for Cilium with the configured strategy, and for kube-proxy replacement when asked", () => {
+    const clusterConfig = (tenant: TenantClusterSettings) => topologyOf(tenant).variables.find((v) => v.name === "clusterConfig")!.value;
+    expect(clusterConfig(payments)).toEqual({ addons: { cni: { provider: "Cilium", strategy: "HelmAddon" } }, kubeProxy: { mode: "disabled" } });
+    expect(clusterConfig(tenants.find((t) => t.name === "edge")!)).toEqual({ addons: { cni: { provider: "Cilium", strategy: "HelmAddon" } } });
+  });
+
+  it("maps every worker pool to a MachineDeployment with its own machine type, image and placement group", () => {
+    expect(topologyOf(payments).workers.machineDeployments.map((md) => [md.class, md.name, md.variables.overrides.map((o) => o.value)])).toEqual([
+      ["hcloud-worker", "md-fsn1", ["cpx31", catalog.tenantNodeImage, ""]],
+      ["hcloud-worker", "md-nbg1", ["cpx31", catalog.tenantNodeImage, ""]],
+    ]);
+    const spread = { ...payments, workers: payments.workers.map((pool) => ({ ...pool, placementGroup: true })) };
+    const groups = topologyOf(spread).variables.find((v) => v.name === "hcloudPlacementGroups")!.value;
+    expect(groups).toEqual([
+      { name: "control-plane", type: "spread" },
+      { name: "workers-md-fsn1", type: "spread" },
+      { name: "workers-md-nbg1", type: "spread" },
+    ]);
+  });
+
+  it("puts the private network in the regions' zone, with the first /24 as subnet by default", () => {
+    expect(topologyOf(payments).variables.find((v) => v.name === "hcloudNetwork")!.value).toEqual({
+      enabled: true,
+      cidrBlock: "10.10.0.0/16",
+      subnetCidrBlock: "10.10.0.0/24",
+      networkZone: "eu-central",
+    });
+  });
+
+  it("carries CAREN's load-balancer GC opt-out only when the tenant opts out", () => {
+    expect(tenantClusterManifest(payments).metadata.annotations).toBeUndefined();
+    expect(tenantClusterManifest({ ...payments, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({ [loadBalancerGcAnnotation]: "false" });
+  });
+});
+
+describe("the hcloud CCM and CSI HelmChartProxies", () => {
+  const selects = (proxy: ReturnType<typeof hcloudCcmProxy>, tenant: TenantClusterSettings) => {
+    const selector = (proxy.spec.clusterSelector as { matchLabels: Record<string, string> }).matchLabels;
+    const labels = tenantClusterManifest(tenant).metadata.labels ?? {};
+    return proxy.metadata.namespace === tenant.namespace && Object.entries(selector).every(([key, value]) => labels[key] === value);
+  };
+
+  it.each(tenants.map((tenant) => [tenant.name, tenant] as const))("select the %s Cluster and no other tenant's", (_name, tenant) => {
+    for (const proxy of [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)]) {
+      expect(selects(proxy, tenant)).toBe(true);
+      for (const other of tenants.filter((t) => t !== tenant)) {
+        expect(selects(proxy, { ...other, namespace: tenant.namespace })).toBe(false);
+      }
+    }
+    expect(tenantClusterManifest(tenant).metadata.labels).toMatchObject({ [tenantLabels.hcloudCcm]: "true", [tenantLabels.hcloudCsi]: "true" });
+  });
+
+  it("install the catalog's charts into kube-system", () => {
+    expect(hcloudCcmProxy(payments).spec).toMatchObject({
+      repoURL: catalog.hcloudCloudControllerManager.chart.repository,
+      chartName: catalog.hcloudCloudControllerManager.chart.chart,
+      version: catalog.hcloudCloudControllerManager.chart.version,
+      namespace: "kube-system",
+    });
+    expect(hcloudCsiProxy(payments).spec).toMatchObject({ chartName: catalog.hcloudCsi.chart.chart, version: catalog.hcloudCsi.chart.version });
+  });
+
+  it("give the CCM the network from CAPH's hcloud Secret", () => {
+    const values = parse(hcloudCcmProxy(payments).spec.valuesTemplate as string) as { env: Record<string, unknown> };
+    expect(values.env.HCLOUD_NETWORK).toEqual({ valueFrom: { secretKeyRef: { name: "hcloud", key: "network" } } });
+    expect(values.env.HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP).toEqual({ value: "true" });
+  });
+
+  it("make the CSI StorageClass delete volumes by default, and retain them only when configured", () => {
+    const storageClasses = (tenant: TenantClusterSettings) =>
+      (parse(hcloudCsiProxy(tenant).spec.valuesTemplate as string) as { storageClasses: { reclaimPolicy: string }[] }).storageClasses;
+    expect(storageClasses(payments)).toEqual([{ name: "hcloud-volumes", defaultStorageClass: true, reclaimPolicy: "Delete" }]);
+    expect(storageClasses({ ...payments, storage: { reclaimPolicy: "Retain" } })[0]!.reclaimPolicy).toBe("Retain");
+  });
+});

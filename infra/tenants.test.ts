@@ -1,0 +1,139 @@
+import * as pulumi from "@pulumi/pulumi";
+import { beforeAll, describe, expect, it } from "vitest";
+import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
+import { valueOf, type Registration } from "../tests/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
+import type { FleetOutputs } from "./fleet";
+import { clusterClassName } from "./model/hetzner-cluster-class";
+
+// The tenants of the committed stacks under mocks: what each one registers, in which order
+// Pulumi will delete it, and that tokens and kubeconfigs stay secret.
+
+const clusterType = "kubernetes:cluster.x-k8s.io/v1beta2:Cluster";
+const clusterClassType = "kubernetes:cluster.x-k8s.io/v1beta2:ClusterClass";
+const helmChartProxyType = "kubernetes:addons.cluster.x-k8s.io/v1alpha1:HelmChartProxy";
+const commandType = "command:local:Command";
+const kustomizationType = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization";
+
+const prodTenants = (JSON.parse(readStackConfig("prod").values["capi-fleet:tenants"]!) as { name: string; namespace: string }[]).map((t) => ({
+  name: t.name,
+  namespace: t.namespace,
+}));
+
+describe("the prod tenants", () => {
+  let registrations: Registration[];
+  let outputs: FleetOutputs;
+  const ofTenant = (tenant: string, type: string) => byType(registrations, type).filter((r) => r.urn.includes(`tenant-${tenant}`));
+
+  beforeAll(async () => {
+    ({ registrations, outputs } = await runStack("prod"));
+  });
+
+  it("registers one ClusterClass with its six templates, after CAREN is ready", () => {
+    const clusterClass = one(registrations, clusterClassType);
+    expect(clusterClass.inputs.metadata).toMatchObject({ name: clusterClassName, annotations: { "pulumi.com/waitFor": "condition=VariablesReady" } });
+    const templates = registrations.filter((r) => r.urn.includes("capi-fleet:tenants:HetznerClusterClass") && /Template$/.test(r.type));
+    expect(templates.map((t) => t.type.split(":").at(-1)).sort()).toEqual([
+      "HCloudMachineTemplate",
+      "HCloudMachineTemplate",
+      "HCloudRemediationTemplate",
+      "HetznerClusterTemplate",
+      "KubeadmConfigTemplate",
+      "KubeadmControlPlaneTemplate",
+    ]);
+    expect(waitsFor(registrations, clusterClass, one(registrations, "kubernetes:runtime.cluster.x-k8s.io/v1beta2:ExtensionConfigPatch"))).toBe(true);
+  });
+
+  it.each(prodTenants)("registers every object of tenant $name", ({ name, namespace }) => {
+    expect(ofTenant(name, "kubernetes:core/v1:Namespace").map((r) => (r.inputs.metadata as { name: string }).name)).toEqual([namespace]);
+    expect(ofTenant(name, "kubernetes:core/v1:Secret").map((r) => r.inputs.metadata)).toEqual([
+      { name: "hcloud", namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
+    ]);
+    expect(ofTenant(name, helmChartProxyType).map((r) => (r.inputs.metadata as { name: string }).name).sort()).toEqual(["hcloud-ccm", "hcloud-csi"]);
+    expect(ofTenant(name, clusterType).map((r) => r.inputs.metadata)).toEqual([
+      expect.objectContaining({ name, namespace, annotations: { "pulumi.com/skipAwait": "true" } }),
+    ]);
+    expect(ofTenant(name, commandType).map((r) => r.name).sort()).toEqual([`tenant-${name}-kubeconfig`, `tenant-${name}-load-balancer-drain`]);
+  });
+
+  it.each(prodTenants)("creates the Cluster of $name after its class, CAREN, Secret and add-ons, so Pulumi deletes it before them", ({ name }) => {
+    const cluster = ofTenant(name, clusterType)[0]!;
+    const required = [
+      one(registrations, clusterClassType),
+      one(registrations, "kubernetes:runtime.cluster.x-k8s.io/v1beta2:ExtensionConfigPatch"),
+      ...ofTenant(name, "kubernetes:core/v1:Secret"),
+      ...ofTenant(name, helmChartProxyType),
+    ];
+    for (const dependency of required) {
+      expect(waitsFor(registrations, cluster, dependency), dependency.name).toBe(true);
+    }
+  });
+
+  it.each(prodTenants)("makes the load-balancer drain of $name depend on the Cluster and its kubeconfig, so it runs first on delete", ({ name }) => {
+    const drain = one(registrations, commandType, `tenant-${name}-load-balancer-drain`);
+    const cluster = ofTenant(name, clusterType)[0]!;
+    const kubeconfig = one(registrations, commandType, `tenant-${name}-kubeconfig`);
+    expect(drain.dependencies).toEqual(expect.arrayContaining([cluster.urn, kubeconfig.urn]));
+    expect(drain.inputs).toMatchObject({ delete: "node scripts/drain-load-balancers.mjs" });
+    expect(drain.inputs.create).toBeUndefined();
+    expect(drain.secretInputs).toContain("environment");
+    expect(waitsFor(registrations, kubeconfig, cluster)).toBe(true);
+  });
+
+  it("would notice a drain that does not wait for the Cluster (negative control)", () => {
+    const drain = one(registrations, commandType, "tenant-payments-load-balancer-drain");
+    const cluster = ofTenant("payments", clusterType)[0]!;
+    expect(waitsFor(registrations, { ...drain, dependencies: [] }, cluster)).toBe(false);
+  });
+
+  it("keeps every tenant token out of plain inputs", () => {
+    const tokens = prodTenants.map(({ name }) => fakeHcloudToken(`capi-fleet:tenantHcloudTokens.${name}`));
+    const leaks = registrations.flatMap((registration) =>
+      Object.entries(registration.inputs)
+        .filter(([key, value]) => !registration.secretInputs.includes(key) && tokens.some((token) => JSON.stringify(value ?? null).includes(token)))
+        .map(([key]) => `${registration.type} ${registration.name}.${key}`),
+    );
+    expect(leaks).toEqual([]);
+    const secrets = ofTenant("payments", "kubernetes:core/v1:Secret")[0]!;
+    expect(secrets.secretInputs).toContain("stringData");
+    expect(JSON.stringify(secrets.inputs.stringData)).toContain(tokens[0]);
+  });
+
+  it("exports the tenants' kubeconfigs as a secret and their versions in the clear", async () => {
+    expect(await pulumi.isSecret(outputs.tenantKubeconfigs)).toBe(true);
+    expect(Object.keys(await valueOf(outputs.tenantKubeconfigs)).sort()).toEqual(prodTenants.map((t) => t.name).sort());
+    expect(await pulumi.isSecret(outputs.tenantVersions)).toBe(false);
+  });
+
+  it("adds no apps Kustomization for tenants without apps", () => {
+    expect(byType(registrations, kustomizationType).filter((r) => r.urn.includes("capi-fleet:tenants:"))).toEqual([]);
+  });
+});
+
+describe("a tenant with apps", () => {
+  let registrations: Registration[];
+
+  beforeAll(async () => {
+    ({ registrations } = await runStack("prod", (values) => {
+      const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
+      tenants[0]!.apps = { path: "./clusters/prod/apps/payments" };
+      values["capi-fleet:tenants"] = JSON.stringify(tenants);
+    }));
+  });
+
+  it("gets a Flux Kustomization in its namespace that applies the apps with the workload kubeconfig", () => {
+    const apps = byType(registrations, kustomizationType).filter((r) => r.urn.includes("capi-fleet:tenants:"));
+    expect(apps).toHaveLength(1);
+    expect(apps[0]!.inputs).toMatchObject({
+      metadata: { name: "payments-apps", namespace: "tenant-payments" },
+      spec: {
+        path: "./clusters/prod/apps/payments",
+        sourceRef: { kind: "GitRepository", name: "fleet", namespace: "flux-system" },
+        kubeConfig: { secretRef: { name: "payments-kubeconfig", key: "value" } },
+        prune: true,
+      },
+    });
+    expect(waitsFor(registrations, apps[0]!, one(registrations, commandType, "tenant-payments-kubeconfig"))).toBe(true);
+    expect(waitsFor(registrations, apps[0]!, one(registrations, "kubernetes:fluxcd.controlplane.io/v1:FluxInstance"))).toBe(true);
+  });
+});

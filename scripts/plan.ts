@@ -1,0 +1,97 @@
+// `npm run plan -- --stack <name>`: prints each tenant's upgrade campaign for a stack, from
+// the versions that run to the versions its stack file asks for, with no cloud access.
+// Which versions run comes from --deployed and --deployed-from (the stack's own
+// `tenantVersions` output); tenants without one are planned as new clusters.
+import { readdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import { parseArgs } from "node:util";
+import { parse } from "yaml";
+import { catalog } from "../infra/model/catalog";
+import { fleetConfigSchema } from "../infra/model/fleet-config";
+import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/tenant-upgrades";
+import { formatUpgradeCampaign } from "../infra/model/upgrade-report";
+import { formatPath, projectName } from "../infra/model/validate-fleet-config";
+import { parseKubernetesVersion } from "../infra/model/kubernetes-version";
+
+const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-]
+
+  --stack          stack whose stacks/Pulumi.<name>.yaml holds the target versions
+  --deployed       what a tenant runs now, e.g. --deployed analytics=${catalog.tenantKubernetesVersions[0]}
+  --deployed-from  JSON from \`pulumi stack output tenantVersions --json\` (- reads stdin)
+
+Tenants without a deployed version are planned as new clusters.`;
+
+class UsageError extends Error {}
+
+function main(argv: string[]): number {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      stack: { type: "string" },
+      deployed: { type: "string", multiple: true },
+      "deployed-from": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  // scripts/plan runs this from the repository root.
+  const stacksDir = path.resolve("stacks");
+  const stacks = readdirSync(stacksDir)
+    .map((file) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1])
+    .filter((name): name is string => name !== undefined);
+  if (!values.stack || !stacks.includes(values.stack)) {
+    throw new UsageError(`${values.stack ? `no stack file stacks/Pulumi.${values.stack}.yaml` : "--stack is required"}; stacks: ${stacks.join(", ")}`);
+  }
+  const tenants = readTenants(path.join(stacksDir, `Pulumi.${values.stack}.yaml`));
+  const deployed = new Map<string, string>();
+  if (values["deployed-from"]) {
+    const source = values["deployed-from"];
+    const text = readFileSync(source === "-" ? 0 : source, "utf8");
+    const { versions, ignored } = deployedVersionsFrom(JSON.parse(text) as unknown);
+    if (ignored.length > 0) {
+      console.error(`plan: ignoring malformed entries in ${source}: ${ignored.join(", ")}`);
+    }
+    versions.forEach((version, tenant) => deployed.set(tenant, version));
+  }
+  for (const entry of values.deployed ?? []) {
+    const [tenant = "", version = ""] = entry.split("=");
+    if (!parseKubernetesVersion(version)) {
+      throw new UsageError(`--deployed ${entry}: expected <tenant>=vMAJOR.MINOR.PATCH`);
+    }
+    deployed.set(tenant, version);
+  }
+  const names = tenants.map((tenant) => tenant.name);
+  const unknown = [...deployed.keys()].filter((tenant) => !names.includes(tenant));
+  if (unknown.length > 0) {
+    throw new UsageError(`no tenant named ${unknown.join(", ")} in stack ${values.stack}; tenants: ${names.join(", ")}`);
+  }
+  const results = tenants.map((tenant) => planTenantUpgrade(tenant.name, deployed.get(tenant.name), tenant.kubernetesVersion));
+  console.log(formatUpgradeCampaign(values.stack, catalog.tenantKubernetesVersions, results));
+  return results.some(isUpgradeProblem) ? 1 : 0;
+}
+
+/** The stack file's tenants, validated with the program's own schema (secrets are not needed). */
+function readTenants(file: string) {
+  const document = parse(readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
+  const parsed = fleetConfigSchema.shape.tenants.safeParse(document?.config?.[`${projectName}:tenants`] ?? []);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `  - ${formatPath(["tenants", ...issue.path])}: ${issue.message}`);
+    throw new UsageError(`invalid tenants in ${path.basename(file)}:\n${problems.join("\n")}`);
+  }
+  return parsed.data;
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (error) {
+  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+    console.error(`plan: ${(error as Error).message}\n\n${usage}`);
+    process.exitCode = 2;
+  } else {
+    throw error;
+  }
+}

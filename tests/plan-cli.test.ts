@@ -1,0 +1,66 @@
+import { spawnSync } from "node:child_process";
+import path from "node:path";
+import { beforeAll, describe, expect, it } from "vitest";
+import { catalog } from "../infra/model/catalog";
+import { repoRoot } from "./stack-files";
+
+// `npm run plan` end to end: scripts/plan compiles the CLI once (first test), the others
+// run the compiled file directly to keep the suite fast.
+
+const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
+const compiled = path.join(repoRoot, "node_modules/.cache/capi-fleet-plan/scripts/plan.js");
+
+function plan(args: string[], input?: string) {
+  const result = spawnSync(process.execPath, [compiled, ...args], { cwd: repoRoot, encoding: "utf8", input });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe("npm run plan", () => {
+  let first: ReturnType<typeof plan>;
+
+  beforeAll(() => {
+    const result = spawnSync("bash", ["scripts/plan", "--stack", "prod", "--deployed", `analytics=${oldest}`], {
+      cwd: repoRoot,
+      encoding: "utf8",
+      env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+    });
+    first = { status: result.status, stdout: result.stdout, stderr: result.stderr };
+  }, 60_000);
+
+  it("prints the campaign for a tenant two minors behind", () => {
+    expect(first.stderr).toBe("");
+    expect(first.status).toBe(0);
+    expect(first.stdout).toContain(`analytics: ${oldest} → ${newest}`);
+    expect(first.stdout).toContain(`control plane: ${middle} → ${newest} (2 steps, never skipping a minor)`);
+    expect(first.stdout).toContain(`workers:       ${newest} (1 rollout; lower bound 1; one per minor would be 2)`);
+    expect(first.stdout).toContain(`payments: not deployed yet → created at ${middle}`);
+  });
+
+  it("reads deployed versions from the stack's tenantVersions output on stdin", () => {
+    const output = JSON.stringify({ edge: { deployed: null, target: oldest }, payments: { deployed: null, target: middle } });
+    const result = plan(["--stack", "prod", "--deployed-from", "-"], output);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain(`edge: ${oldest}, unchanged`);
+    expect(result.stdout).toContain(`payments: ${middle}, unchanged`);
+  });
+
+  it("rejects an impossible plan with the reason and exit code 1", () => {
+    const result = plan(["--stack", "prod", "--deployed", `payments=${newest}`]);
+    expect(result.status).toBe(1);
+    expect(result.stdout).toContain(`payments: ${newest} → ${middle}: IMPOSSIBLE`);
+    expect(result.stdout).toContain("cannot downgrade the control plane");
+  });
+
+  it.each([
+    [["--stack", "staging"], "no stack file stacks/Pulumi.staging.yaml; stacks: dev, prod"],
+    [[], "--stack is required"],
+    [["--stack", "prod", "--deployed", `billing=${oldest}`], "no tenant named billing in stack prod; tenants: payments, analytics, edge"],
+    [["--stack", "prod", "--deployed", "analytics=latest"], "expected <tenant>=vMAJOR.MINOR.PATCH"],
+    [["--stack", "prod", "--frobnicate"], "Unknown option '--frobnicate'"],
+  ])("refuses %j with usage and exit code 2", (args, message) => {
+    const result = plan(args);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr).toContain("usage: npm run plan");
+  });
+});
