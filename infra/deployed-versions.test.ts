@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
@@ -13,8 +13,14 @@ import { catalog } from "./model/catalog";
 type Program = () => Promise<Record<string, pulumi.Output<unknown>>>;
 const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
 
-async function runProgram(lastOutputs: Record<string, unknown>, tenantVersion?: string): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
-  const registrations = await installRecordingMocks("capi-fleet", "dev", false, lastOutputs);
+// One mock monitor for every run: a monitor swapped mid-run would not know the URNs of
+// the previous run's late output registrations.
+const lastOutputs: Record<string, unknown> = {};
+let allRegistrations: Registration[] = [];
+
+async function runProgram(outputs: Record<string, unknown>, tenantVersion?: string): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
+  for (const key of Object.keys(lastOutputs)) delete lastOutputs[key];
+  Object.assign(lastOutputs, outputs);
   const { values, secretKeys } = readStackConfig("dev");
   if (tenantVersion) {
     const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
@@ -22,17 +28,31 @@ async function runProgram(lastOutputs: Record<string, unknown>, tenantVersion?: 
     values["capi-fleet:tenants"] = JSON.stringify(tenants);
   }
   pulumi.runtime.setAllConfig(values, secretKeys);
+  allRegistrations.length = 0;
   const program = ((await import("./index.js")) as unknown as { default: Program }).default;
-  return { registrations, run: program() };
+  return { registrations: allRegistrations, run: program() };
 }
 
+beforeAll(async () => {
+  allRegistrations = await installRecordingMocks("capi-fleet", "dev", false, lastOutputs);
+});
+
 describe("deployed versions", () => {
+  // First, so no straggling registration of an earlier run can land in its list.
+  it("stops a downgrade before registering anything but the read of its own outputs", async () => {
+    const { run, registrations } = await runProgram({ [tenantVersionsOutputName]: { "dev-a": { deployed: null, target: newest } } }, oldest);
+    await expect(run).rejects.toThrow(/tenants\[0\]\.kubernetesVersion: v\S+ cannot be reached from the deployed v\S+: cannot downgrade/);
+    await settle(registrations);
+    expect(registrations.map((r) => r.type)).toEqual(["pulumi:pulumi:StackReference"]);
+  });
+
   it("plans a new stack's tenants as creations", async () => {
     const { run, registrations } = await runProgram({});
     const outputs = await run;
     expect(await valueOf(outputs[tenantVersionsOutputName]!)).toEqual({
       "dev-a": { deployed: null, target: middle, controlPlaneSteps: [], workerSteps: [] },
     });
+    await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
   });
 
@@ -44,13 +64,7 @@ describe("deployed versions", () => {
     });
     const stackReference = registrations.find((r) => r.type === "pulumi:pulumi:StackReference");
     expect(stackReference?.inputs).toEqual({ name: "organization/capi-fleet/dev" });
+    await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
-  });
-
-  it("stops a downgrade before registering anything but the read of its own outputs", async () => {
-    const { run, registrations } = await runProgram({ [tenantVersionsOutputName]: { "dev-a": { deployed: null, target: newest } } }, oldest);
-    await expect(run).rejects.toThrow(/tenants\[0\]\.kubernetesVersion: v\S+ cannot be reached from the deployed v\S+: cannot downgrade/);
-    await settle(registrations);
-    expect(registrations.map((r) => r.type)).toEqual(["pulumi:pulumi:StackReference"]);
   });
 });
