@@ -1,15 +1,14 @@
-import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import http from "node:http";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildKubeconfig } from "../infra/model/kubeconfig";
 import { repoRoot } from "./stack-files";
+import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
 // Runs scripts/drain-load-balancers.mjs as a process against three real local servers:
 // - the management API (TLS, client certificate required, like k3s) serving the CAPI
@@ -23,38 +22,7 @@ const script = path.join(repoRoot, "scripts", "drain-load-balancers.mjs");
 let dir: string;
 const pem = (name: string) => readFileSync(path.join(dir, name), "utf8");
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-}
-
-/** A CA, plus a leaf certificate signed by it (openssl, for the server side). */
-function issue(ca: string, leaf: string, extension: string): void {
-  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.crt`, "-days", "1", "-subj", `/CN=${ca}`);
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${leaf}.key`, "-out", `${leaf}.csr`, "-subj", `/CN=${leaf}`);
-  writeFileSync(path.join(dir, `${leaf}.ext`), extension);
-  openssl("x509", "-req", "-in", `${leaf}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${leaf}.crt`, "-days", "1", "-extfile", `${leaf}.ext`);
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-  elapsedMs: number;
-}
-
-function runScript(env: Record<string, string>): Promise<Run> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 20_000 });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (code) => {
-      resolve({ code, stdout, stderr, elapsedMs: Date.now() - started });
-    });
-  });
-}
+const runScript = (env: Record<string, string>): Promise<ScriptRun> => runNodeScript(script, env);
 
 interface FakeService {
   namespace: string;
@@ -224,8 +192,7 @@ async function listen(server: http.Server): Promise<number> {
 }
 
 beforeAll(async () => {
-  dir = mkdtempSync(path.join(tmpdir(), "drain-load-balancers-"));
-  issue("server-ca", "server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+  ({ dir } = localServerCertificate("drain-load-balancers"));
   const pki = await import("../scripts/management-pki.mjs");
   const { clientCa } = await pki.issueAuthorities();
   const admin = await pki.issueAdminCertificate(clientCa);
@@ -309,7 +276,7 @@ function secretMaterial(): string[] {
 }
 
 /** Runs the drain; every run also checks that stdout stays empty and nothing secret is logged. */
-async function drain(env: Record<string, string> = {}): Promise<Run> {
+async function drain(env: Record<string, string> = {}): Promise<ScriptRun> {
   const run = await runScript({ ...baseEnv(), ...env });
   expect(run.stdout).toBe("");
   for (const material of secretMaterial()) {

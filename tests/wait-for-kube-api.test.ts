@@ -1,11 +1,10 @@
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
+import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
 // Exercises scripts/wait-for-kube-api.mjs against a real TLS server that demands a client
 // certificate, like k3s does. The client side uses the admin credentials our own
@@ -15,29 +14,7 @@ const script = path.join(repoRoot, "scripts", "wait-for-kube-api.mjs");
 let dir: string;
 const pem = (name: string) => readFileSync(path.join(dir, name), "utf8");
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-}
-
-/** A CA, plus a leaf certificate signed by it (openssl, for the server side). */
-function issue(ca: string, leaf: string, extension: string): void {
-  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.crt`, "-days", "1", "-subj", `/CN=${ca}`);
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${leaf}.key`, "-out", `${leaf}.csr`, "-subj", `/CN=${leaf}/O=system:masters`);
-  writeFileSync(path.join(dir, `${leaf}.ext`), extension);
-  openssl("x509", "-req", "-in", `${leaf}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${leaf}.crt`, "-days", "1", "-extfile", `${leaf}.ext`);
-}
-
-function runScript(env: Record<string, string>): Promise<{ code: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env } });
-    let output = "";
-    child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
-    child.on("close", (code) => {
-      resolve({ code, output });
-    });
-  });
-}
+const runScript = (env: Record<string, string>): Promise<ScriptRun> => runNodeScript(script, env);
 
 describe("wait-for-kube-api", () => {
   let server: https.Server;
@@ -45,8 +22,7 @@ describe("wait-for-kube-api", () => {
   let requests = 0;
 
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "wait-for-kube-api-"));
-    issue("server-ca", "server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+    ({ dir } = localServerCertificate("wait-for-kube-api"));
     const pki = await import("../scripts/management-pki.mjs");
     const { clientCa } = await pki.issueAuthorities();
     const admin = await pki.issueAdminCertificate(clientCa);

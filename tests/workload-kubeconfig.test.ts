@@ -1,15 +1,14 @@
-import { execFileSync, spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import https from "node:https";
 import type { AddressInfo } from "node:net";
 import { TLSSocket } from "node:tls";
-import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { buildKubeconfig } from "../infra/model/kubeconfig";
 import { repoRoot } from "./stack-files";
+import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
 // Runs scripts/workload-kubeconfig.mjs as a process against a real TLS management API
 // that serves the CAPI `<cluster>-kubeconfig` Secret, at first not at all (as before the
@@ -20,30 +19,7 @@ const script = path.join(repoRoot, "scripts", "workload-kubeconfig.mjs");
 let dir: string;
 const pem = (name: string) => readFileSync(path.join(dir, name), "utf8");
 
-function openssl(...args: string[]): void {
-  execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
-}
-
-/** A CA, plus a leaf certificate signed by it (openssl, for the server side). */
-function issue(ca: string, leaf: string, extension: string): void {
-  openssl("req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${ca}.key`, "-out", `${ca}.crt`, "-days", "1", "-subj", `/CN=${ca}`);
-  openssl("req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", `${leaf}.key`, "-out", `${leaf}.csr`, "-subj", `/CN=${leaf}`);
-  writeFileSync(path.join(dir, `${leaf}.ext`), extension);
-  openssl("x509", "-req", "-in", `${leaf}.csr`, "-CA", `${ca}.crt`, "-CAkey", `${ca}.key`, "-CAcreateserial", "-out", `${leaf}.crt`, "-days", "1", "-extfile", `${leaf}.ext`);
-}
-
-function runScript(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: 20_000 });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (code) => {
-      resolve({ code, stdout, stderr });
-    });
-  });
-}
+const runScript = (env: Record<string, string>): Promise<ScriptRun> => runNodeScript(script, env);
 
 /** What the workload cluster's kubeconfig looks like in the Secret CAPI writes. */
 const workloadKubeconfig = stringify({
@@ -66,8 +42,7 @@ let forbidden: boolean;
 
 describe("workload-kubeconfig", () => {
   beforeAll(async () => {
-    dir = mkdtempSync(path.join(tmpdir(), "workload-kubeconfig-"));
-    issue("server-ca", "server", "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+    ({ dir } = localServerCertificate("workload-kubeconfig"));
     const pki = await import("../scripts/management-pki.mjs");
     const { clientCa } = await pki.issueAuthorities();
     const admin = await pki.issueAdminCertificate(clientCa);
