@@ -1,10 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { FleetConfig } from "./config";
 import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
-import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, type TenantUpgrade } from "./model/tenant-upgrades";
+import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
 
-/** Stack output with each tenant's versions; the next run reads it back as "what runs". */
-export const tenantVersionsOutputName = "tenantVersions";
+export { tenantVersionsOutputName } from "./model/tenant-upgrades";
 
 /**
  * The tenant versions this stack deployed last time, from its own last outputs (a

@@ -75,7 +75,10 @@ describe("the prod tenants", () => {
     const kubeconfig = one(registrations, commandType, `tenant-${name}-kubeconfig`);
     expect(drain.dependencies).toEqual(expect.arrayContaining([cluster.urn, kubeconfig.urn]));
     expect(drain.inputs).toMatchObject({ delete: "node scripts/drain-load-balancers.mjs" });
+    // Only a delete runs it: no create, no update, no triggers (the one input that replaces a Command).
     expect(drain.inputs.create).toBeUndefined();
+    expect(drain.inputs.update).toBeUndefined();
+    expect(drain.inputs.triggers).toBeUndefined();
     expect(drain.secretInputs).toContain("environment");
     expect(waitsFor(registrations, kubeconfig, cluster)).toBe(true);
   });

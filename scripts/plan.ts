@@ -1,8 +1,10 @@
 // `npm run plan -- --stack <name>`: prints each tenant's upgrade campaign for a stack, from
 // the versions that run to the versions its stack file asks for, with no cloud access.
-// Which versions run comes from --deployed and --deployed-from (the stack's own
-// `tenantVersions` output); tenants without one are planned as new clusters.
-import { readdirSync, readFileSync } from "node:fs";
+// Which versions run comes from the stack's own `tenantVersions` output: read from a local
+// file backend's state when there is one, from --deployed-from, or per tenant from
+// --deployed (later sources win); tenants without one are planned as new clusters.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { gunzipSync } from "node:zlib";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse } from "yaml";
@@ -11,6 +13,7 @@ import { fleetConfigSchema } from "../infra/model/fleet-config";
 import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/tenant-upgrades";
 import { formatUpgradeCampaign } from "../infra/model/upgrade-report";
 import { formatPath, projectName } from "../infra/model/validate-fleet-config";
+import { tenantVersionsOutputName } from "../infra/model/tenant-upgrades";
 import { parseKubernetesVersion } from "../infra/model/kubernetes-version";
 
 const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-]
@@ -19,7 +22,9 @@ const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<versi
   --deployed       what a tenant runs now, e.g. --deployed analytics=${catalog.tenantKubernetesVersions[0]}
   --deployed-from  JSON from \`pulumi stack output tenantVersions --json\` (- reads stdin)
 
-Tenants without a deployed version are planned as new clusters.`;
+Without them, deployed versions come from the stack's state when it is in a local file
+backend (PULUMI_BACKEND_URL=file://…, or .pulumi-state as npm run preview uses). Tenants
+without a deployed version are planned as new clusters.`;
 
 class UsageError extends Error {}
 
@@ -48,6 +53,10 @@ function main(argv: string[]): number {
   }
   const tenants = readTenants(path.join(stacksDir, `Pulumi.${values.stack}.yaml`));
   const deployed = new Map<string, string>();
+  const sources: string[] = [];
+  const local = readLocalState(values.stack);
+  sources.push(local.note);
+  local.versions.forEach((version, tenant) => deployed.set(tenant, version));
   if (values["deployed-from"]) {
     const source = values["deployed-from"];
     const text = readFileSync(source === "-" ? 0 : source, "utf8");
@@ -56,6 +65,7 @@ function main(argv: string[]): number {
       console.error(`plan: ignoring malformed entries in ${source}: ${ignored.join(", ")}`);
     }
     versions.forEach((version, tenant) => deployed.set(tenant, version));
+    sources.push(`${source === "-" ? "stdin" : source} (${versions.size} tenant(s))`);
   }
   for (const entry of values.deployed ?? []) {
     const [tenant = "", version = ""] = entry.split("=");
@@ -63,6 +73,7 @@ function main(argv: string[]): number {
       throw new UsageError(`--deployed ${entry}: expected <tenant>=vMAJOR.MINOR.PATCH`);
     }
     deployed.set(tenant, version);
+    sources.push(`--deployed ${tenant}`);
   }
   const names = tenants.map((tenant) => tenant.name);
   const unknown = [...deployed.keys()].filter((tenant) => !names.includes(tenant));
@@ -70,8 +81,34 @@ function main(argv: string[]): number {
     throw new UsageError(`no tenant named ${unknown.join(", ")} in stack ${values.stack}; tenants: ${names.join(", ")}`);
   }
   const results = tenants.map((tenant) => planTenantUpgrade(tenant.name, deployed.get(tenant.name), tenant.kubernetesVersion));
+  console.log(`Deployed versions from: ${sources.join("; ")}`);
   console.log(formatUpgradeCampaign(values.stack, catalog.tenantKubernetesVersions, results));
   return results.some(isUpgradeProblem) ? 1 : 0;
+}
+
+/**
+ * The `tenantVersions` output in the stack's checkpoint, when the stack lives in a local
+ * file backend (`<root>/.pulumi/stacks/<project>/<stack>.json[.gz]`). Other backends need
+ * the CLI, so they are left to --deployed-from.
+ */
+function readLocalState(stack: string): { versions: Map<string, string>; note: string } {
+  const backend = process.env.PULUMI_BACKEND_URL ?? `file://${path.resolve(".pulumi-state")}`;
+  if (!backend.startsWith("file://")) {
+    return { versions: new Map(), note: `no local state (backend ${backend}; pipe \`pulumi stack output tenantVersions --json\` into --deployed-from -)` };
+  }
+  const file = path.join(backend.slice("file://".length).replace(/^~(?=\/)/, process.env.HOME ?? "~"), ".pulumi", "stacks", projectName, `${stack}.json`);
+  const found = [file, `${file}.gz`].find((candidate) => existsSync(candidate));
+  if (!found) {
+    return { versions: new Map(), note: `no state at ${file}` };
+  }
+  const raw = readFileSync(found);
+  const checkpoint = JSON.parse((found.endsWith(".gz") ? gunzipSync(raw) : raw).toString("utf8")) as {
+    checkpoint?: { latest?: { resources?: { type?: string; outputs?: Record<string, unknown> }[] } };
+  };
+  const stackResource = checkpoint.checkpoint?.latest?.resources?.find((resource) => resource.type === "pulumi:pulumi:Stack");
+  const { versions, ignored } = deployedVersionsFrom(stackResource?.outputs?.[tenantVersionsOutputName]);
+  const skipped = ignored.length > 0 ? `, ignored malformed ${ignored.join(", ")}` : "";
+  return { versions, note: `state ${found} (${versions.size} tenant(s)${skipped})` };
 }
 
 /** The stack file's tenants, validated with the program's own schema (secrets are not needed). */

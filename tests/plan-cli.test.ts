@@ -1,5 +1,8 @@
 import { spawnSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
+import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { repoRoot } from "./stack-files";
@@ -10,8 +13,26 @@ import { repoRoot } from "./stack-files";
 const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
 const compiled = path.join(repoRoot, "node_modules/.cache/capi-fleet-plan/scripts/plan.js");
 
-function plan(args: string[], input?: string) {
-  const result = spawnSync(process.execPath, [compiled, ...args], { cwd: repoRoot, encoding: "utf8", input });
+/** A local file backend holding one stack whose last outputs include `tenantVersions`. */
+function localBackend(stack: string, tenantVersions: unknown, gzip = false): string {
+  const root = mkdtempSync(path.join(tmpdir(), "plan-state-"));
+  const dir = path.join(root, ".pulumi", "stacks", "capi-fleet");
+  mkdirSync(dir, { recursive: true });
+  const checkpoint = JSON.stringify({
+    version: 3,
+    checkpoint: { stack: `organization/capi-fleet/${stack}`, latest: { resources: [{ type: "pulumi:pulumi:Stack", outputs: { tenantVersions } }] } },
+  });
+  writeFileSync(path.join(dir, `${stack}.json${gzip ? ".gz" : ""}`), gzip ? gzipSync(checkpoint) : checkpoint);
+  return `file://${root}`;
+}
+
+function plan(args: string[], input?: string, env: Record<string, string> = {}) {
+  const result = spawnSync(process.execPath, [compiled, ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    input,
+    env: { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`, ...env },
+  });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
@@ -22,7 +43,11 @@ describe("npm run plan", () => {
     const result = spawnSync("bash", ["scripts/plan", "--stack", "prod", "--deployed", `analytics=${oldest}`], {
       cwd: repoRoot,
       encoding: "utf8",
-      env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` },
+      env: {
+        ...process.env,
+        PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+        PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`,
+      },
     });
     first = { status: result.status, stdout: result.stdout, stderr: result.stderr };
   }, 60_000);
@@ -42,6 +67,22 @@ describe("npm run plan", () => {
     expect(result.status).toBe(0);
     expect(result.stdout).toContain(`edge: ${oldest}, unchanged`);
     expect(result.stdout).toContain(`payments: ${middle}, unchanged`);
+  });
+
+  it.each([false, true])("reads deployed versions from a local file backend's state (gzipped: %s)", (gzip) => {
+    const backend = localBackend("prod", { analytics: { deployed: null, target: oldest }, edge: { target: "latest" } }, gzip);
+    const result = plan(["--stack", "prod"], undefined, { PULUMI_BACKEND_URL: backend });
+    expect(result.status).toBe(0);
+    expect(result.stdout).toMatch(/Deployed versions from: state \S+prod\.json(\.gz)? \(1 tenant\(s\), ignored malformed edge\)/);
+    expect(result.stdout).toContain(`analytics: ${oldest} → ${newest}`);
+    expect(result.stdout).toContain(`edge: not deployed yet`);
+  });
+
+  it("lets --deployed override the state, and leaves remote backends to --deployed-from", () => {
+    const backend = localBackend("prod", { analytics: { target: oldest } });
+    expect(plan(["--stack", "prod", "--deployed", `analytics=${newest}`], undefined, { PULUMI_BACKEND_URL: backend }).stdout).toContain(`analytics: ${newest}, unchanged`);
+    const remote = plan(["--stack", "prod"], undefined, { PULUMI_BACKEND_URL: "s3://bucket" });
+    expect(remote.stdout).toContain("no local state (backend s3://bucket; pipe `pulumi stack output tenantVersions --json` into --deployed-from -)");
   });
 
   it("rejects an impossible plan with the reason and exit code 1", () => {

@@ -33,7 +33,10 @@ export interface TenantUpgradeProblem {
   readonly reason: string;
 }
 
-/** The shape of the stack output `tenantVersions`, which the next run reads back. */
+/** Stack output with each tenant's versions; the next run (and `npm run plan`) reads it back as "what runs". */
+export const tenantVersionsOutputName = "tenantVersions";
+
+/** The shape of the stack output `tenantVersions`. */
 export type TenantVersionsOutput = Record<
   string,
   { deployed: string | null; target: string; controlPlaneSteps: string[]; workerSteps: string[] }

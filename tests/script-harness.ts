@@ -1,0 +1,43 @@
+import { execFileSync, spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+// Shared by the tests that run repo scripts as processes against local TLS servers.
+
+/** A throwaway CA and a server certificate for 127.0.0.1, made with openssl in a new temp dir. */
+export function localServerCertificate(prefix: string): { dir: string; caPem: string; certPem: string; keyPem: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+  const openssl = (...args: string[]) => execFileSync("openssl", args, { cwd: dir, stdio: "pipe" });
+  const ecKey = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes"];
+  openssl("req", "-x509", ...ecKey, "-keyout", "server-ca.key", "-out", "server-ca.crt", "-days", "1", "-subj", "/CN=server-ca");
+  openssl("req", ...ecKey, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=server");
+  writeFileSync(path.join(dir, "server.ext"), "subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\n");
+  openssl("x509", "-req", "-in", "server.csr", "-CA", "server-ca.crt", "-CAkey", "server-ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "server.ext");
+  const read = (name: string) => readFileSync(path.join(dir, name), "utf8");
+  return { dir, caPem: read("server-ca.crt"), certPem: read("server.crt"), keyPem: read("server.key") };
+}
+
+/** What a script run printed and how it ended. */
+export interface ScriptRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** stdout and stderr interleaved as they arrived. */
+  output: string;
+  elapsedMs: number;
+}
+
+/** Runs a Node script with only PATH and the given environment, killed after `timeoutMs`. */
+export function runNodeScript(script: string, env: Record<string, string>, timeoutMs = 20_000): Promise<ScriptRun> {
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: timeoutMs });
+    const run = { stdout: "", stderr: "", output: "" };
+    child.stdout.on("data", (chunk: Buffer) => ((run.stdout += chunk.toString()), (run.output += chunk.toString())));
+    child.stderr.on("data", (chunk: Buffer) => ((run.stderr += chunk.toString()), (run.output += chunk.toString())));
+    child.on("close", (code) => {
+      resolve({ code, ...run, elapsedMs: Date.now() - started });
+    });
+  });
+}
