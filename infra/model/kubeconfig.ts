@@ -36,15 +36,19 @@ export function buildKubeconfig(spec: ClientCertificateKubeconfig): string {
 
 interface KubeconfigDocument {
   "current-context"?: unknown;
-  contexts?: { name?: unknown; context?: { cluster?: unknown } }[];
+  contexts?: { name?: unknown; context?: { cluster?: unknown; user?: unknown } }[];
   clusters?: { name?: unknown; cluster?: { server?: unknown } }[];
+  users?: { name?: unknown; user?: Record<string, unknown> }[];
 }
+
+/** How the current context's user authenticates, as far as scripts outside the Kubernetes provider care. */
+export type KubeconfigCredentials = "inline" | "other";
 
 /**
  * Finds the API server URL of a kubeconfig's current context. Returns a problem text
  * instead (never quoting the content, which holds credentials).
  */
-export function kubeconfigServer(text: string): { server: string } | { problem: string } {
+export function kubeconfigServer(text: string): { server: string; credentials: KubeconfigCredentials } | { problem: string } {
   let parsed: unknown;
   try {
     parsed = parse(text);
@@ -65,5 +69,8 @@ export function kubeconfigServer(text: string): { server: string } | { problem: 
   if (typeof server !== "string" || !server.startsWith("https://")) {
     return { problem: "current context's cluster has no https:// server URL" };
   }
-  return { server };
+  const user = document.users?.find((entry) => entry.name === context.context?.user)?.user ?? {};
+  const inline =
+    (typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string") || typeof user.token === "string";
+  return { server, credentials: inline ? "inline" : "other" };
 }

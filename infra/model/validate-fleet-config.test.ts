@@ -156,6 +156,7 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["existing mode without kubeconfig", (r) => { existingMode(r); delete r.managementKubeconfig; }, "managementKubeconfig", "is required"],
   ["existing mode with a kubeconfig path", (r) => { existingMode(r); r.managementKubeconfig = "~/.kube/config"; }, "managementKubeconfig", "give the file contents, not its path"],
   ["existing cluster too old for CAPI", (r) => { existingMode(r); r.management.kubernetesVersion = "v1.30.0"; }, "management.kubernetesVersion", "allowed minors: 1.34–1.36"],
+  ["existing mode with an exec-plugin kubeconfig and tenants", (r) => { existingMode(r); r.managementKubeconfig = kubeconfig.replace("{token: super-secret-bearer}", "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}"); }, "managementKubeconfig", "tenants need client-certificate-data and client-key-data, or a token"],
   ["hcloud token left over in existing mode", (r) => { existingMode(r); r.hcloudToken = managementToken; }, "hcloud:token", "only used with management.mode: hetzner"],
   ["scp-style Git URL", (r) => (r.gitops = { url: "git@github.com:org/fleet.git" }), "gitops.url", "use ssh://git@github.com/org/fleet.git"],
   ["plain-HTTP Git URL", (r) => (r.gitops = { url: "http://git.example.com/fleet.git" }), "gitops.url", "allowed: https://… or ssh://…"],
@@ -194,6 +195,15 @@ describe("parseFleetConfig", () => {
     existingMode(raw);
     const config = parseFleetConfig(toInput(raw));
     expect(config.management).toMatchObject({ mode: "existing", apiServerUrl: "https://10.1.2.3:6443" });
+  });
+
+  it("accepts an exec-plugin kubeconfig in existing mode when there are no tenants (only the Kubernetes provider uses it)", () => {
+    const raw = baseline();
+    existingMode(raw);
+    raw.tenants = [];
+    raw.tenantHcloudTokens = {};
+    raw.managementKubeconfig = kubeconfig.replace("{token: super-secret-bearer}", "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}");
+    expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
   });
 
   it(`has at least 30 distinct bad-input cases (has ${badInputs.length})`, () => {

@@ -127,7 +127,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
 
   const settings = parsed.data;
   problems.push(...managementProblems(settings), ...tenantProblems(settings));
-  const management = readManagement(settings.management, secrets);
+  const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
   secrets.checkStoredAsSecrets();
   const tenants = settings.tenants.flatMap((tenant) => {
@@ -318,6 +318,7 @@ export function hcloudTokenProblem(token: string): string | undefined {
 function readManagement(
   settings: FleetSettings["management"],
   secrets: SecretReader,
+  hasTenants: boolean,
 ): HetznerManagement | ExistingManagement | undefined {
   if (settings.mode === "hetzner") {
     const hcloudToken = secrets.read(configKeys.hcloudToken, "hcloud:token", hcloudTokenProblem);
@@ -332,6 +333,13 @@ function readManagement(
       return found.problem;
     }
     apiServerUrl = found.server;
+    if (hasTenants && found.credentials !== "inline") {
+      // The tenants' kubeconfig and load-balancer drain scripts call the API themselves.
+      return (
+        "authenticates its current user with something other than inline credentials (exec plugin, auth provider or files); " +
+        "tenants need client-certificate-data and client-key-data, or a token, in the kubeconfig itself (for example a ServiceAccount token kubeconfig)"
+      );
+    }
     return undefined;
   });
   return kubeconfig && { ...settings, kubeconfig, apiServerUrl };
