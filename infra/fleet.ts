@@ -31,8 +31,8 @@ export interface FleetOutputs {
   carenExtensionNames: pulumi.Output<{ clusterConfigVariables: string; clusterPatches: string; workerPatches: string }>;
   /** The fleet's ClusterClass. */
   clusterClass: HetznerClusterClass;
-  /** One component per tenant, in config order. */
-  tenants: TenantCluster[];
+  /** One component per tenant, by tenant name, in config order. */
+  tenants: ReadonlyMap<string, TenantCluster>;
   /** Per tenant: deployed version, target, control-plane steps, worker steps. */
   tenantVersions: pulumi.Output<TenantVersionsOutput>;
   /** Per tenant: the workload cluster's admin kubeconfig (secret). */
@@ -41,11 +41,13 @@ export interface FleetOutputs {
 
 /**
  * Wires the fleet's components from a validated config, in dependency order:
- * ManagementCluster → hcloud CCM (hetzner mode) → ClusterApi → Caren → Flux. Everything
+ * ManagementCluster → hcloud CCM (hetzner mode) → ClusterApi → Caren → Flux, then the
+ * ClusterClass and the tenants. `upgrades` are the tenants' plans from what runs
+ * (deployed-versions.ts); they become the `tenantVersions` output. Everything
  * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
  * (from charts) and their custom resources share its CRD cache.
  */
-export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[] = []): FleetOutputs {
+export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[]): FleetOutputs {
   const management = config.management;
   const hcloudProvider =
     management.mode === "hetzner"
@@ -67,9 +69,8 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     { carenExtensionNames: names },
     { providers: [cluster.provider], dependsOn: [platform.caren] },
   );
-  const tenants = config.tenants.map((tenant) => createTenant(tenant, cluster, platform, clusterClass));
-  const kubeconfigs: Record<string, pulumi.Output<string>> = {};
-  tenants.forEach((tenant, index) => (kubeconfigs[config.tenants[index]?.name ?? String(index)] = tenant.kubeconfig));
+  const tenants = new Map(config.tenants.map((tenant) => [tenant.name, createTenant(tenant, cluster, platform, clusterClass)]));
+  const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
     managementCluster: cluster,
     platform,

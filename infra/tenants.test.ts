@@ -106,6 +106,9 @@ describe("the prod tenants", () => {
     expect(await pulumi.isSecret(outputs.tenantKubeconfigs)).toBe(true);
     expect(Object.keys(await valueOf(outputs.tenantKubeconfigs)).sort()).toEqual(prodTenants.map((t) => t.name).sort());
     expect(await pulumi.isSecret(outputs.tenantVersions)).toBe(false);
+    const versions = await valueOf(outputs.tenantVersions);
+    expect(Object.keys(versions)).toEqual(prodTenants.map((t) => t.name));
+    expect(Object.values(versions).map((v) => v.deployed)).toEqual([null, null, null]);
   });
 
   it("adds no apps Kustomization for tenants without apps", () => {

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { expect } from "vitest";
 import { loadFleetConfig } from "../infra/config";
+import { planTenantUpgradesOrStop } from "../infra/deployed-versions";
 import { createFleet, type FleetOutputs } from "../infra/fleet";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig } from "./stack-files";
@@ -25,7 +26,9 @@ export async function runStack(
   const { values, secretKeys } = readStackConfig(stack);
   configOverride?.(values, secretKeys);
   pulumi.runtime.setAllConfig(values, secretKeys);
-  const outputs = createFleet(loadFleetConfig(), `capi-fleet-${stack}`);
+  const config = loadFleetConfig();
+  // As on a new stack: nothing deployed yet.
+  const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()));
   await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
   await settle(registrations);
   return { registrations, outputs };
