@@ -43,7 +43,7 @@ export interface FleetOutputs {
  * Wires the fleet's components from a validated config, in dependency order:
  * ManagementCluster → hcloud CCM (hetzner mode) → ClusterApi → Caren → Flux, then the
  * ClusterClass and the tenants. `upgrades` are the tenants' plans from what runs
- * (deployed-versions.ts); they become the `tenantVersions` output. Everything
+ * (deployed-state.ts); they become the `tenantVersions` output. Everything
  * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
  * (from charts) and their custom resources share its CRD cache.
  */

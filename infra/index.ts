@@ -3,7 +3,7 @@
 // then build the fleet.
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleetConfig } from "./config";
-import { planTenantUpgradesOrStop, readDeployedTenantVersions, tenantVersionsOutputName } from "./deployed-versions";
+import { planTenantUpgradesOrStop, readDeployedTenantVersions, tenantVersionsOutputName } from "./deployed-state";
 import { createFleet } from "./fleet";
 
 export = async () => {

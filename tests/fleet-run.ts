@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { expect } from "vitest";
 import { loadFleetConfig } from "../infra/config";
-import { planTenantUpgradesOrStop } from "../infra/deployed-versions";
+import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet, type FleetOutputs } from "../infra/fleet";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig } from "./stack-files";

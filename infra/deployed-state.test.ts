@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
-import { tenantVersionsOutputName } from "./deployed-versions";
+import { tenantVersionsOutputName } from "./deployed-state";
 import { catalog } from "./model/catalog";
 
 // The whole program, fed its own last outputs through the StackReference it reads: plans

@@ -14,7 +14,7 @@ export async function readDeployedTenantVersions(): Promise<Map<string, string>>
   const self = `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`;
   let previous: unknown;
   try {
-    const details = await new pulumi.StackReference("deployed-versions", { name: self }).getOutputDetails(tenantVersionsOutputName);
+    const details = await new pulumi.StackReference("deployed-state", { name: self }).getOutputDetails(tenantVersionsOutputName);
     previous = details.value ?? details.secretValue;
   } catch (error) {
     throw new pulumi.RunError(
