@@ -67,6 +67,8 @@ describe("the prod tenants", () => {
     for (const dependency of required) {
       expect(waitsFor(registrations, cluster, dependency), dependency.name).toBe(true);
     }
+    // Pulumi waits this long for CAPI's teardown before it deletes what the Cluster depends on.
+    expect(cluster.deleteTimeout).toBe("60m");
   });
 
   it.each(prodTenants)("makes the load-balancer drain of $name depend on the Cluster and its kubeconfig, so it runs first on delete", ({ name }) => {

@@ -25,6 +25,8 @@ export interface Registration {
   dependencies: string[];
   /** Provider reference (`<provider urn>::<id>`), "" when the default provider is used. */
   provider: string;
+  /** The `customTimeouts.delete` option ("" when unset). */
+  deleteTimeout: string;
 }
 
 /** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
@@ -34,6 +36,7 @@ interface RegisterRequest {
   getParent(): string;
   getProvider(): string;
   getDependenciesList(): string[];
+  getCustomtimeouts(): { getDelete(): string } | undefined;
   getPropertydependenciesMap(): { forEach(callback: (value: { getUrnsList(): string[] }, key: string) => void): void };
 }
 
@@ -83,7 +86,7 @@ export async function installRecordingMocks(
   stackOutputs: Record<string, unknown> = {},
 ): Promise<Registration[]> {
   const registrations: Registration[] = [];
-  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider">>();
+  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout">>();
   let counter = 0;
   await pulumi.runtime.setMocks(
     {
@@ -92,7 +95,7 @@ export async function installRecordingMocks(
         const rawInputs = args.inputs as Record<string, unknown>;
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
-        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "" };
+        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "" };
         registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges });
         const sameType = registrations.filter((r) => r.type === args.type).length;
         const state = { ...inputs, ...computedState(args.type, sameType) };
@@ -128,6 +131,7 @@ export async function installRecordingMocks(
       parent: request.getParent(),
       dependencies: [...dependencies],
       provider: request.getProvider(),
+      deleteTimeout: request.getCustomtimeouts()?.getDelete() ?? "",
     });
     return registerResource(request, callback);
   };

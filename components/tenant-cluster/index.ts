@@ -38,6 +38,8 @@ export interface TenantClusterArgs {
   kubeconfigWaitSeconds?: number;
   /** How long the load-balancer drain may take on deletion. Default 600. */
   drainWaitSeconds?: number;
+  /** How long Pulumi waits for CAPI to delete the cluster. Default 60. */
+  deleteTimeoutMinutes?: number;
 }
 
 /**
@@ -95,7 +97,13 @@ export class TenantCluster extends pulumi.ComponentResource {
           annotations: { ...manifest.metadata.annotations, "pulumi.com/skipAwait": "true" },
         },
       },
-      child([namespace, secret, ...addons, args.clusterClass, args.carenReady]),
+      {
+        ...child([namespace, secret, ...addons, args.clusterClass, args.carenReady]),
+        // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
+        // CAPI has removed the servers and load balancers, and only then deletes the Secret
+        // with the token CAPH needs for that. An hour covers a slow cluster teardown.
+        customTimeouts: { delete: `${args.deleteTimeoutMinutes ?? 60}m` },
+      },
     );
 
     const location = { TENANT_NAMESPACE: tenant.namespace, TENANT_CLUSTER: tenant.name };
