@@ -5,8 +5,6 @@ import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/hcloud-c
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
-export { hcloudCcmValues } from "../../infra/model/hcloud-ccm-values";
-
 /** Arguments of {@link HcloudCloudControllerManager}. */
 export interface HcloudCloudControllerManagerArgs {
   /** hcloud API token of the management cluster's project (a Pulumi secret). */

@@ -22,8 +22,3 @@ export interface Manifest {
   metadata: { name: string; namespace?: string; labels?: Record<string, string>; annotations?: Record<string, string> };
   spec: Record<string, unknown>;
 }
-
-/** The Pulumi type token of a custom resource (what policies match on), e.g. `kubernetes:cluster.x-k8s.io/v1beta2:Cluster`. */
-export function pulumiTypeOf(manifest: Pick<Manifest, "apiVersion" | "kind">): string {
-  return `kubernetes:${manifest.apiVersion}:${manifest.kind}`;
-}
