@@ -150,7 +150,7 @@ export function parseKubeconfig(text, label) {
  * complete answer arrives (refused, TLS failure, reset, timeout); resolves with any status.
  * @param {URL} url
  * @param {{ method?: string, headers?: Record<string, string>, body?: string, timeoutMs: number, tls?: https.RequestOptions }} options
- * @returns {Promise<{ status: number, body: string }>}
+ * @returns {Promise<{ status: number, body: string, headers: http.IncomingHttpHeaders }>}
  */
 export function httpRequest(url, options) {
   return new Promise((resolve, reject) => {
@@ -179,7 +179,7 @@ export function httpRequest(url, options) {
         response.on("data", (/** @type {Buffer} */ chunk) => chunks.push(chunk));
         response.on("end", () => {
           once(() => {
-            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") });
+            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8"), headers: response.headers });
           });
         });
         response.on("error", fail);

@@ -1,0 +1,130 @@
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
+import { repoRoot } from "./stack-files";
+import { crdsIn, isRefusal } from "./upstream-crds";
+
+// The pieces of the manifest conformance test that can fail without a built API server: the
+// toolchain script's errors (clear and fast, never a hang) and the helpers' checks.
+
+const scratch = mkdtempSync(path.join(tmpdir(), "kube-apiserver-test-"));
+afterAll(() => {
+  // Module caches are read-only by design; make them removable first.
+  spawnSync("chmod", ["-R", "u+w", scratch]);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+const goDir = (() => {
+  const found = spawnSync("bash", ["-c", "command -v go"], { encoding: "utf8" }).stdout.trim();
+  return found ? path.dirname(found) : "";
+})();
+
+function run(args: string[], env: Record<string, string>, withGo = true) {
+  const started = Date.now();
+  const result = spawnSync("bash", [path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env: {
+      HOME: process.env.HOME ?? "/root",
+      PATH: [...(withGo && goDir ? [goDir] : []), "/usr/bin", "/bin"].join(":"),
+      ...env,
+    },
+    timeout: 60_000,
+  });
+  return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
+}
+
+/** A Go environment that can reach nothing and has nothing cached. */
+const offline = () => ({
+  GOPROXY: "off",
+  GOFLAGS: "",
+  GOMODCACHE: mkdtempSync(path.join(scratch, "gomod-")),
+  GOCACHE: mkdtempSync(path.join(scratch, "gocache-")),
+  CAPI_FLEET_CACHE: mkdtempSync(path.join(scratch, "cache-")),
+});
+
+describe("scripts/kube-apiserver-toolchain", () => {
+  it("fails at once without Go, naming what is needed", () => {
+    const { code, output } = run(["build"], {}, false);
+    expect(code).toBe(1);
+    expect(output).toContain("Go is missing: install Go >= 1.25");
+  });
+
+  it("lists its pins and a cache key", () => {
+    const { code, output } = run(["pins"], {});
+    expect(code).toBe(0);
+    expect(output).toMatch(/^KUBERNETES_VERSION=\d+\.\d+\.\d+$/m);
+    expect(output).toMatch(/^pinset-key: k\d+\.\d+\.\d+-[0-9a-f]{12}$/m);
+  });
+
+  it.runIf(goDir)("fails fast and says so when the Go module proxy cannot serve kube-apiserver's module", () => {
+    const env = offline();
+    const { code, output, ms } = run(["build"], env);
+    expect(code).toBe(1);
+    expect(output).toMatch(/could not download k8s\.io\/kubernetes@v\d+\.\d+\.\d+ from the Go module proxy/);
+    expect(ms).toBeLessThan(30_000);
+    // Nothing half-built is left looking finished.
+    expect(readdirSync(env.CAPI_FLEET_CACHE, { recursive: true, encoding: "utf8" }).filter((file) => file.includes(".done"))).toEqual([]);
+  });
+
+  it.runIf(goDir)("fails fast on a module the proxy does not serve, with go's reason", () => {
+    const { code, output } = run(["module", "sigs.k8s.io/cluster-api@v1.12.10"], offline());
+    expect(code).toBe(1);
+    expect(output).toContain("could not download sigs.k8s.io/cluster-api@v1.12.10 from the Go module proxy");
+    expect(output).toContain("GOPROXY=off");
+  });
+
+  it("rejects a module argument without a version", () => {
+    const { code, output } = run(["module", "sigs.k8s.io/cluster-api"], {});
+    expect(code).toBe(1);
+    expect(output).toContain("usage: module MOD@VERSION");
+  });
+});
+
+describe("startKubeApiServer", () => {
+  it("fails with the servers' log tails when a binary exits, and leaves no temp dir", async () => {
+    const prefix = "kube-apiserver-failing";
+    const fake = { kubeApiserver: "/bin/false", etcd: "/bin/false", kubeApiserverVersion: "none", etcdVersion: "none" };
+    await expect(startKubeApiServer(fake, 10_000, prefix)).rejects.toThrow(/(etcd|kube-apiserver) exited \(1\) before the API server was ready[\s\S]*--- etcd log/);
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`${prefix}-`))).toEqual([]);
+  });
+});
+
+describe("lostLeaves", () => {
+  it("finds nothing when the answer holds everything sent (plus server defaults)", () => {
+    expect(lostLeaves({ a: { b: 1, c: ["x"] } }, { a: { b: 1, c: ["x"], d: true }, status: {} })).toEqual([]);
+  });
+
+  it("names pruned and rewritten leaves (negative control)", () => {
+    expect(lostLeaves({ a: { b: 1, c: ["x", "y"] }, e: "5m" }, { a: { c: ["x"] }, e: "300s" })).toEqual([
+      ".a.b: sent 1, got undefined",
+      ".a.c[1]: sent \"y\", got undefined",
+      '.e: sent "5m", got "300s"',
+    ]);
+  });
+
+  it("ignores Secret stringData, which the server turns into data", () => {
+    expect(lostLeaves({ stringData: { token: "t" } }, { data: { token: "dA==" } })).toEqual([]);
+  });
+});
+
+describe("upstream CRD helpers", () => {
+  it("tells a refusal from an unreachable proxy", () => {
+    expect(isRefusal("reading https://proxy.golang.org/x/@v/v1.1.8.info: 403 Forbidden")).toBe(true);
+    expect(isRefusal("dial tcp: lookup proxy.golang.org: no such host")).toBe(false);
+    expect(isRefusal("module lookup disabled by GOPROXY=off")).toBe(false);
+  });
+
+  it("reads only CustomResourceDefinition documents from multi-document files", () => {
+    const dir = mkdtempSync(path.join(scratch, "crds-"));
+    const file = path.join(dir, "controller.yaml");
+    spawnSync("bash", [
+      "-c",
+      `printf '%s\\n' 'apiVersion: v1' 'kind: Namespace' 'metadata: {name: x}' '---' 'apiVersion: apiextensions.k8s.io/v1' 'kind: CustomResourceDefinition' 'metadata: {name: a.b}' > ${file}`,
+    ]);
+    expect(crdsIn(dir).crds.map((crd) => crd.metadata.name)).toEqual(["a.b"]);
+  });
+});

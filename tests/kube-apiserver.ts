@@ -1,0 +1,277 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes, generateKeyPairSync } from "node:crypto";
+import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import path from "node:path";
+import { URL } from "node:url";
+import { localServerCertificate } from "./script-harness";
+import { repoRoot } from "./stack-files";
+
+// A real kube-apiserver + etcd for tests: built from Go modules by scripts/kube-apiserver-toolchain
+// (cached outside the repo), started on loopback with random ports and a temp dir, always cleaned up.
+
+/** The binaries and their versions, as `scripts/kube-apiserver-toolchain paths` prints them. */
+export interface KubeApiServerBinaries {
+  kubeApiserver: string;
+  etcd: string;
+  /** e.g. k8s.io/kubernetes@v1.35.4 */
+  kubeApiserverVersion: string;
+  /** e.g. go.etcd.io/etcd/server/v3@v3.6.5 */
+  etcdVersion: string;
+}
+
+/** What one API request returned; `warnings` are the server's Warning headers. */
+export interface KubeResponse {
+  status: number;
+  json: Record<string, unknown>;
+  warnings: string[];
+}
+
+/** A running API server. */
+export interface KubeApiServer {
+  url: string;
+  binaries: KubeApiServerBinaries;
+  request(method: string, apiPath: string, body?: unknown, contentType?: string): Promise<KubeResponse>;
+  stop(): Promise<void>;
+}
+
+const toolchainScript = path.join(repoRoot, "scripts", "kube-apiserver-toolchain");
+
+/**
+ * Runs the toolchain script and resolves its stdout. With `echo`, its progress (stderr) also
+ * goes to our stderr, so a first-run build is visible; otherwise stderr only ends up in errors.
+ */
+export function runToolchain(args: string[], timeoutMs: number, echo = false): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(toolchainScript, args, { stdio: ["ignore", "pipe", "pipe"], timeout: timeoutMs, killSignal: "SIGTERM" });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => {
+      stderr += chunk.toString();
+      if (echo) process.stderr.write(chunk);
+    });
+    child.on("error", reject);
+    child.on("close", (code, signal) => {
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          new Error(
+            `scripts/kube-apiserver-toolchain ${args.join(" ")} failed (${signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit ${code}`}):\n${stderr.slice(-3000)}`,
+          ),
+        );
+    });
+  });
+}
+
+/** Builds kube-apiserver and etcd if needed (first run: minutes) and returns their paths. */
+export async function kubeApiServerBinaries(timeoutMs: number): Promise<KubeApiServerBinaries> {
+  const vars = Object.fromEntries(
+    (await runToolchain(["paths"], timeoutMs, true))
+      .split("\n")
+      .filter((line) => line.includes("="))
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  const need = (key: string): string => {
+    const value = vars[key];
+    if (!value) throw new Error(`scripts/kube-apiserver-toolchain paths printed no ${key}`);
+    return value;
+  };
+  return {
+    kubeApiserver: need("KUBE_APISERVER"),
+    etcd: need("ETCD"),
+    kubeApiserverVersion: need("KUBE_APISERVER_VERSION"),
+    etcdVersion: need("ETCD_VERSION"),
+  };
+}
+
+/** A loopback port that was free a moment ago (the servers bind it right after). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const address = server.address();
+      server.close(() => {
+        if (typeof address === "object" && address) resolve(address.port);
+        else reject(new Error("no port"));
+      });
+    });
+  });
+}
+
+function tail(file: string, lines = 25): string {
+  try {
+    return readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+/** Processes and dirs still to clean up if the worker exits without stop() (a crash, a timeout). */
+const live = new Set<{ children: ChildProcess[]; dir: string }>();
+process.once("exit", () => {
+  for (const { children, dir } of live) {
+    for (const child of children) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** Upper bound on how long a server may outlive a test worker that was killed hard (no exit handler). */
+const maxLifetimeSeconds = 3600;
+
+/**
+ * Starts etcd and kube-apiserver on loopback with random ports in a new temp dir and waits
+ * (at most `readyTimeoutMs`) for /readyz. Authentication is a random static token in
+ * system:masters; authorization is RBAC, as on a real cluster.
+ */
+export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyTimeoutMs = 90_000, tempPrefix = "kube-apiserver"): Promise<KubeApiServer> {
+  const tls = localServerCertificate(tempPrefix);
+  const dir = tls.dir;
+  const entry = { children: [] as ChildProcess[], dir };
+  live.add(entry);
+  const token = randomBytes(24).toString("hex");
+  writeFileSync(path.join(dir, "tokens.csv"), `${token},conformance-admin,conformance-admin,"system:masters"\n`);
+  // Service account tokens need a signing key even though nothing here uses them.
+  const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
+  writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "sec1", format: "pem" }));
+
+  const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
+  const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+  const start = (name: string, binary: string, args: string[]): ChildProcess => {
+    const log = openSync(path.join(dir, `${name}.log`), "a");
+    // `timeout` bounds an orphan's life should this worker die without running its exit handler.
+    const child = spawn("timeout", ["--kill-after=10", String(maxLifetimeSeconds), binary, ...args], {
+      cwd: dir,
+      stdio: ["ignore", log, log],
+    });
+    closeSync(log);
+    entry.children.push(child);
+    return child;
+  };
+  const etcd = start("etcd", binaries.etcd, [
+    "--name=conformance",
+    `--data-dir=${path.join(dir, "etcd")}`,
+    `--listen-client-urls=${etcdUrl}`,
+    `--advertise-client-urls=${etcdUrl}`,
+    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+    `--initial-cluster=conformance=http://127.0.0.1:${etcdPeer}`,
+    "--listen-metrics-urls=",
+    "--unsafe-no-fsync", // a throwaway store: durability buys nothing, fsyncs cost seconds
+    "--log-level=warn",
+  ]);
+  const apiserver = start("kube-apiserver", binaries.kubeApiserver, [
+    `--etcd-servers=${etcdUrl}`,
+    "--bind-address=127.0.0.1",
+    "--advertise-address=127.0.0.1",
+    `--secure-port=${securePort}`,
+    `--cert-dir=${path.join(dir, "certs")}`,
+    `--tls-cert-file=${path.join(dir, "server.crt")}`,
+    `--tls-private-key-file=${path.join(dir, "server.key")}`,
+    `--token-auth-file=${path.join(dir, "tokens.csv")}`,
+    "--authorization-mode=RBAC",
+    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+    `--service-account-key-file=${path.join(dir, "sa.key")}`,
+    `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
+    "--service-cluster-ip-range=10.96.0.0/16",
+    // No controller-manager runs, so no namespace ever gets its default ServiceAccount.
+    "--disable-admission-plugins=ServiceAccount",
+    "--enable-priority-and-fairness=false",
+    "--profiling=false",
+    "--v=0",
+  ]);
+
+  const url = `https://127.0.0.1:${securePort}`;
+  const request = async (method: string, apiPath: string, body?: unknown, contentType = "application/json"): Promise<KubeResponse> => {
+    const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` };
+    if (body !== undefined) headers["Content-Type"] = contentType;
+    // The scripts' client (hard timeout on every request); an ES module, so imported dynamically.
+    const { httpRequest } = await import("../scripts/lib/kube-client.mjs");
+    const response = await httpRequest(new URL(`${url}${apiPath}`), {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      timeoutMs: 30_000,
+      tls: { ca: tls.caPem },
+    });
+    const warning = response.headers.warning;
+    const warnings = warning === undefined ? [] : Array.isArray(warning) ? warning : [warning];
+    let json: Record<string, unknown> = {};
+    try {
+      json = JSON.parse(response.body) as Record<string, unknown>;
+    } catch {
+      json = { raw: response.body.slice(0, 500) };
+    }
+    return { status: response.status, json, warnings };
+  };
+
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    const exited = (child: ChildProcess) =>
+      child.exitCode !== null || child.signalCode !== null
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            child.once("exit", () => {
+              resolve();
+            });
+          });
+    for (const child of [apiserver, etcd]) {
+      child.kill("SIGTERM");
+      const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+      await exited(child);
+      clearTimeout(killer);
+    }
+    live.delete(entry);
+    rmSync(dir, { recursive: true, force: true });
+  };
+
+  const logs = () =>
+    `--- etcd log (tail) ---\n${tail(path.join(dir, "etcd.log"))}\n--- kube-apiserver log (tail) ---\n${tail(path.join(dir, "kube-apiserver.log"))}`;
+  const deadline = Date.now() + readyTimeoutMs;
+  let last = "not tried";
+  for (;;) {
+    for (const [name, child] of [["etcd", etcd], ["kube-apiserver", apiserver]] as const) {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        const message = `${name} exited (${child.exitCode ?? child.signalCode}) before the API server was ready\n${logs()}`;
+        await stop();
+        throw new Error(message);
+      }
+    }
+    try {
+      const ready = await request("GET", "/readyz");
+      if (ready.status === 200) break;
+      last = `HTTP ${ready.status}`;
+    } catch (error) {
+      last = error instanceof Error ? error.message : String(error);
+    }
+    if (Date.now() > deadline) {
+      const message = `kube-apiserver not ready within ${readyTimeoutMs} ms (last /readyz: ${last})\n${logs()}`;
+      await stop();
+      throw new Error(message);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return { url, binaries, request, stop };
+}
+
+/**
+ * Leaves of `sent` that the server's answer lacks or changed: what a real apply would have
+ * pruned or rewritten silently (strict validation already rejects unknown fields; this also
+ * catches a schema that drops or normalises a value). Secret `stringData` is write-only.
+ */
+export function lostLeaves(sent: unknown, answer: unknown, at = ""): string[] {
+  if (at === ".stringData") return [];
+  if (Array.isArray(sent)) {
+    if (!Array.isArray(answer)) return [at || "."];
+    return sent.flatMap((item, index) => lostLeaves(item, answer[index], `${at}[${index}]`));
+  }
+  if (typeof sent === "object" && sent !== null) {
+    if (typeof answer !== "object" || answer === null || Array.isArray(answer)) return [at || "."];
+    const record = answer as Record<string, unknown>;
+    return Object.entries(sent).flatMap(([key, value]) => lostLeaves(value, record[key], `${at}.${key}`));
+  }
+  return sent === answer ? [] : [`${at}: sent ${JSON.stringify(sent)}, got ${JSON.stringify(answer)}`];
+}
