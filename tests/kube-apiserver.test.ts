@@ -3,6 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { applyJsonPatch, patchDefinitions, patchValue, undeclaredSegment, type Schema } from "./cluster-class-patches";
 import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
 import { repoRoot } from "./stack-files";
 import { crdsIn, isRefusal } from "./upstream-crds";
@@ -126,5 +128,78 @@ describe("upstream CRD helpers", () => {
       `printf '%s\\n' 'apiVersion: v1' 'kind: Namespace' 'metadata: {name: x}' '---' 'apiVersion: apiextensions.k8s.io/v1' 'kind: CustomResourceDefinition' 'metadata: {name: a.b}' > ${file}`,
     ]);
     expect(crdsIn(dir).crds.map((crd) => crd.metadata.name)).toEqual(["a.b"]);
+  });
+});
+
+describe("ClusterClass patch helpers", () => {
+  const schema: Schema = {
+    type: "object",
+    properties: {
+      spec: {
+        type: "object",
+        properties: {
+          commands: { type: "array", items: { type: "string" } },
+          args: { type: "array", items: { type: "object", properties: { name: { type: "string" } } } },
+          labels: { type: "object", additionalProperties: { type: "string" } },
+          free: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+        },
+      },
+    },
+  };
+
+  it("accepts declared paths, array indexes, map keys and preserved subtrees", () => {
+    for (const pointer of ["/spec/commands", "/spec/commands/-", "/spec/args/0/name", "/spec/labels/a~1b", "/spec/free/anything/at/all"]) {
+      expect(undeclaredSegment(schema, pointer), pointer).toBeUndefined();
+    }
+  });
+
+  it("names the first undeclared segment (negative control)", () => {
+    expect(undeclaredSegment(schema, "/spec/comands")).toBe("comands");
+    expect(undeclaredSegment(schema, "/spec/args/name")).toBe("name");
+    expect(undeclaredSegment(schema, "/spec/args/0/value")).toBe("value");
+  });
+
+  it("applies add, replace and remove like CAPI's JSON patches", () => {
+    const document = { spec: { commands: ["a"], labels: { x: "1" } } };
+    applyJsonPatch(document, { op: "add", path: "/spec/commands/-", value: "b" });
+    applyJsonPatch(document, { op: "replace", path: "/spec/labels/x", value: "2" });
+    applyJsonPatch(document, { op: "add", path: "/spec/extra", value: true });
+    applyJsonPatch(document, { op: "remove", path: "/spec/commands/0" });
+    expect(document).toEqual({ spec: { commands: ["b"], labels: { x: "2" }, extra: true } });
+    expect(() => {
+      applyJsonPatch(document, { op: "add", path: "/status/x", value: 1 });
+    }).toThrow(/status does not exist/);
+  });
+
+  it("renders values from variables, builtins and templates, and gives up on unset variables", () => {
+    const inputs = { variables: { regions: ["fsn1", "nbg1"], type: "cx23" }, version: "v1.34.6" };
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "type" } }, inputs, parseYaml)).toBe("cx23");
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "builtin.controlPlane.version" } }, inputs, parseYaml)).toBe("v1.34.6");
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "{{ index .regions 0 }}" } }, inputs, parseYaml)).toBe("fsn1");
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "- install.sh {{ .builtin.machineDeployment.version }}" } }, inputs, parseYaml)).toEqual([
+      "install.sh v1.34.6",
+    ]);
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "unset" } }, inputs, parseYaml)).toBeUndefined();
+    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "{{ .unset }}" } }, inputs, parseYaml)).toBeUndefined();
+  });
+
+  it("selects the templates a patch targets by kind and matchResources", () => {
+    const ref = (kind: string, name: string) => ({ templateRef: { apiVersion: "g/v1", kind, name } });
+    const spec = {
+      infrastructure: ref("ClusterT", "cluster"),
+      controlPlane: { ...ref("CPT", "cp"), machineInfrastructure: ref("MachineT", "cp-machines") },
+      workers: { machineDeployments: [{ class: "w", infrastructure: ref("MachineT", "w-machines"), bootstrap: ref("BootT", "w-boot") }] },
+      patches: [
+        { name: "cp", definitions: [{ selector: { apiVersion: "g/v1", kind: "MachineT", matchResources: { controlPlane: true } }, jsonPatches: [] }] },
+        { name: "w", definitions: [{ selector: { apiVersion: "g/v1", kind: "MachineT", matchResources: { machineDeploymentClass: { names: ["w"] } } }, jsonPatches: [] }] },
+        { name: "none", definitions: [{ selector: { apiVersion: "g/v1", kind: "MachineT", matchResources: { machineDeploymentClass: { names: ["other"] } } }, jsonPatches: [] }] },
+        { name: "external", external: { generatePatchesExtension: "x" } },
+      ],
+    };
+    expect(patchDefinitions(spec).map((d) => [d.patch, d.targets])).toEqual([
+      ["cp", ["cp-machines"]],
+      ["w", ["w-machines"]],
+      ["none", []],
+    ]);
   });
 });

@@ -1,6 +1,8 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { carenNamespace } from "../components/caren";
+import { applyJsonPatch, crdSchema, patchDefinitions, patchInputsOf, patchValue, undeclaredSegment } from "./cluster-class-patches";
 import { runStack } from "./fleet-run";
 import { kubeApiServerBinaries, lostLeaves, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
@@ -165,6 +167,76 @@ async function checkStack(registrations: Registration[]): Promise<StackResult> {
   return result;
 }
 
+interface PatchResult {
+  /** JSON patch paths checked against the target kind's schema. */
+  paths: number;
+  /** Patched templates (one per Cluster and target) accepted by dry-run. */
+  templates: number;
+  unverified: Record<string, number>;
+  failures: string[];
+}
+
+/**
+ * The ClusterClass's inline patches: every path must be declared by the target kind's CRD,
+ * and every template, patched with each Cluster's variables as CAPI would, must be accepted.
+ */
+async function checkClusterClassPatches(registrations: Registration[]): Promise<PatchResult> {
+  const result: PatchResult = { paths: 0, templates: 0, unverified: {}, failures: [] };
+  const crds = sources.flatMap((s) => ("crds" in s ? s.crds : []));
+  const objects = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isPatch(r)).map(objectOf);
+  for (const clusterClass of objects.filter((o) => o.kind === "ClusterClass")) {
+    const definitions = patchDefinitions(clusterClass.spec as Record<string, unknown>);
+    const clusters = objects.filter(
+      (o) => o.kind === "Cluster" && (o.spec as { topology?: { classRef?: { name?: string } } }).topology?.classRef?.name === clusterClass.metadata.name,
+    );
+    for (const definition of definitions) {
+      const schema = crdSchema(crds, definition.apiVersion, definition.kind);
+      if (!schema) {
+        const key = `${definition.apiVersion} ${definition.kind}`;
+        if (sourceOfGroup(groupOf(definition.apiVersion))?.knownRefusal) result.unverified[key] = (result.unverified[key] ?? 0) + definition.jsonPatches.length;
+        else result.failures.push(`patch ${definition.patch}: no CRD serves ${key}`);
+        continue;
+      }
+      if (definition.targets.length === 0) result.failures.push(`patch ${definition.patch}: selects no template of the class`);
+      for (const jsonPatch of definition.jsonPatches) {
+        result.paths += 1;
+        const undeclared = undeclaredSegment(schema, jsonPatch.path);
+        if (undeclared !== undefined) {
+          result.failures.push(`patch ${definition.patch}: ${jsonPatch.path}: "${undeclared}" is not a field of ${definition.apiVersion} ${definition.kind}`);
+        }
+      }
+    }
+    // What CAPI would create from each verifiable template for each Cluster of the class.
+    for (const template of objects.filter((o) => o.metadata.namespace === clusterClass.metadata.namespace)) {
+      const matching = definitions.filter(
+        (d) => d.apiVersion === template.apiVersion && d.kind === template.kind && d.targets.includes(template.metadata.name ?? ""),
+      );
+      if (matching.length === 0 || !crdSchema(crds, template.apiVersion, template.kind)) continue;
+      for (const cluster of clusters) {
+        const inputs = patchInputsOf(cluster.spec as Record<string, unknown>);
+        const patched = structuredClone(template);
+        try {
+          for (const definition of matching) {
+            for (const jsonPatch of definition.jsonPatches) {
+              const value = patchValue(jsonPatch, inputs, parseYaml);
+              if (value !== undefined || jsonPatch.op === "remove") applyJsonPatch(patched, { ...jsonPatch, value });
+            }
+          }
+        } catch (error) {
+          result.failures.push(`${template.kind} ${template.metadata.name ?? ""} for Cluster ${cluster.metadata.name ?? ""}: ${String(error)}`);
+          continue;
+        }
+        const response = await dryRunApply(patched);
+        const label = `${template.kind} ${template.metadata.name ?? ""} patched for Cluster ${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`;
+        if (response.status >= 300) result.failures.push(`${label}: HTTP ${response.status}: ${message(response)}`);
+        else if (response.warnings.length > 0) result.failures.push(`${label}: warnings: ${response.warnings.join(" | ")}`);
+        else result.templates += 1;
+      }
+    }
+  }
+  return result;
+}
+
 let devRegistrations: Registration[] | undefined;
 
 /** A fresh copy of the dev stack's first object of a kind, for the negative controls. */
@@ -238,6 +310,20 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
     });
   }
 
+  for (const stack of stacks) {
+    it(`declares ClusterClass patch paths that exist in the ${stack} stack's target kinds, and patched templates the server accepts`, async () => {
+      const { registrations } = await runStack(stack);
+      const result = await checkClusterClassPatches(registrations);
+      report.push(
+        `${stack}: ClusterClass patches: ${result.paths} paths declared by their target's CRD, ${result.templates} patched templates accepted, ${result.failures.length} problems`,
+        ...Object.entries(result.unverified).map(([kind, count]) => `  ${stack} NOT VERIFIED ${count} patch paths into ${kind}: upstream CRD unavailable from the proxy`),
+      );
+      expect(result.failures).toEqual([]);
+      expect(result.paths).toBeGreaterThan(0);
+      expect(result.templates).toBeGreaterThan(0);
+    });
+  }
+
   describe("negative controls: the same server rejects what a real one would", () => {
     it("rejects a v1beta1-only field on a v1beta2 Cluster (spec.topology.class)", async () => {
       const cluster = await devObject("Cluster");
@@ -268,6 +354,25 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
       report.push(`negative control (enum): HTTP ${response.status}: ${message(response)}`);
       expect(response.status).toBeGreaterThanOrEqual(400);
       expect(message(response)).toMatch(/spec\.reconcileStrategy: Unsupported value: "Sometimes"/);
+    });
+
+    it("rejects a ClusterClass patch path the target kind does not declare, and a patched value of the wrong type", async () => {
+      const template = await devObject("KubeadmControlPlaneTemplate");
+      const schema = crdSchema(
+        sources.flatMap((s) => ("crds" in s ? s.crds : [])),
+        template.apiVersion,
+        template.kind,
+      );
+      expect(schema).toBeDefined();
+      expect(undeclaredSegment(schema!, "/spec/template/spec/kubeadmConfigSpec/preKubeadmCommands")).toBeUndefined();
+      expect(undeclaredSegment(schema!, "/spec/template/spec/kubeadmConfigSpec/preKubeadmComands")).toBe("preKubeadmComands");
+      // v1beta1's map-shaped extraArgs became a list of {name, value} in v1beta2.
+      expect(undeclaredSegment(schema!, "/spec/template/spec/kubeadmConfigSpec/clusterConfiguration/apiServer/extraArgs/0/name")).toBeUndefined();
+      applyJsonPatch(template, { op: "add", path: "/spec/template/spec/kubeadmConfigSpec/preKubeadmCommands", value: "not a list" });
+      const response = await dryRunApply(template);
+      report.push(`negative control (patched value type): HTTP ${response.status}: ${message(response)}`);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(message(response)).toMatch(/preKubeadmCommands/);
     });
 
     it("fails on warnings too: a deprecated apiVersion (v1beta1 Cluster) is accepted with a Warning header", async () => {
