@@ -35,7 +35,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/*.test.ts", "tests/**/*.ts"],
+    files: ["**/*.test.ts", "tests/**/*.ts", "policies/testing/**/*.ts"],
     rules: {
       "@typescript-eslint/no-non-null-assertion": "off",
       "@typescript-eslint/no-unsafe-assignment": "off",

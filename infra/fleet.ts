@@ -1,6 +1,6 @@
 import * as hcloud from "@pulumi/hcloud";
 import * as pulumi from "@pulumi/pulumi";
-import { Caren, extensionConfigApiVersion } from "../components/caren";
+import { Caren } from "../components/caren";
 import { ClusterApi } from "../components/cluster-api";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
@@ -8,6 +8,7 @@ import { HetznerClusterClass } from "../components/hetzner-cluster-class";
 import { ManagementCluster } from "../components/management-cluster";
 import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
+import { apiVersions } from "./model/cluster-api-kinds";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
 
 /** The platform components, for callers (and tests) that attach more to them. */
@@ -127,7 +128,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
   const caren = new Caren("caren", {}, { ...onCluster, dependsOn: [clusterApi] });
   const flux = new Flux(
     "flux",
-    { gitops: config.gitops, carenExtensionConfigName: caren.extensionConfigName, carenExtensionConfigApiVersion: extensionConfigApiVersion },
+    { gitops: config.gitops, carenExtensionConfigName: caren.extensionConfigName, carenExtensionConfigApiVersion: apiVersions.extensionConfig },
     { ...onCluster, dependsOn: [caren] },
   );
   return { cloudControllerManager, clusterApi, caren, flux };

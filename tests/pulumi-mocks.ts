@@ -27,6 +27,8 @@ export interface Registration {
   provider: string;
   /** The `customTimeouts.delete` option ("" when unset). */
   deleteTimeout: string;
+  /** What the mock returned as the resource's state (its outputs): inputs plus fake computed values. */
+  state?: Record<string, unknown>;
 }
 
 /** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
@@ -96,9 +98,11 @@ export async function installRecordingMocks(
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
         const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "" };
-        registrations.push({ type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges });
+        const registration: Registration = { type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges };
+        registrations.push(registration);
         const sameType = registrations.filter((r) => r.type === args.type).length;
         const state = { ...inputs, ...computedState(args.type, sameType) };
+        registration.state = state;
         if (args.type === "command:local:Command") {
           state.stdout = await runLocalCommand(inputs);
         }

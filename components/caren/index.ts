@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/caren-extensions";
 import { catalog } from "../../infra/model/catalog";
+import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
@@ -9,7 +10,6 @@ import { upstreamOf } from "../upstream";
 export const carenNamespace = "caren-system";
 
 /** API version of the ExtensionConfig CAREN's chart creates (v1alpha1 before CAREN v0.44.1). */
-export const extensionConfigApiVersion = "runtime.cluster.x-k8s.io/v1beta2";
 
 /**
  * Chart values. Decisions, each on purpose:
@@ -66,7 +66,7 @@ export class Caren extends pulumi.ComponentResource {
     this.ready = new k8s.apiextensions.CustomResourcePatch(
       `${name}-extension-config-discovered`,
       {
-        apiVersion: extensionConfigApiVersion,
+        apiVersion: apiVersions.extensionConfig,
         kind: "ExtensionConfig",
         metadata: {
           name: this.extensionNames.extensionConfig,

@@ -1,6 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/catalog";
+import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import {
   clusterApiFeatureGates,
   clusterApiProviders,
@@ -11,7 +12,6 @@ import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
 /** API group and version of cluster-api-operator's provider resources. */
-export const providerApiVersion = "operator.cluster.x-k8s.io/v1alpha2";
 
 /** Namespaces of the two charts this component installs. */
 export const certManagerNamespace = "cert-manager";
@@ -91,7 +91,7 @@ export class ClusterApi extends pulumi.ComponentResource {
       new k8s.apiextensions.CustomResource(
         `${name}-${provider.kind.toLowerCase()}-${provider.name}`,
         {
-          apiVersion: providerApiVersion,
+          apiVersion: apiVersions.clusterApiOperatorProvider,
           kind: provider.kind,
           metadata: {
             name: provider.name,

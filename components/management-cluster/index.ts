@@ -6,12 +6,12 @@ import type { ExistingManagementSettings, HetznerManagementSettings } from "../.
 import { networkZoneOf } from "../../infra/model/fleet-config";
 import { buildKubeconfig } from "../../infra/model/kubeconfig";
 import { planManagementAddresses } from "./address-plan";
-import { kubernetesApiPort, managementFirewallRules } from "./firewall-rules";
+import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/firewall-rules";
 import { renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
 
 export { planManagementAddresses } from "./address-plan";
-export { managementFirewallRules } from "./firewall-rules";
+export { managementFirewallRules } from "../../infra/model/firewall-rules";
 export { k3sServerConfig, renderK3sCloudInit } from "./k3s";
 
 /** Arguments of {@link ManagementCluster}. */

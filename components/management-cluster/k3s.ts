@@ -1,6 +1,6 @@
 import { stringify } from "yaml";
 import { k3sClusterNetworks } from "../../infra/model/fleet-config";
-import { kubernetesApiPort } from "./firewall-rules";
+import { kubernetesApiPort } from "../../infra/model/firewall-rules";
 
 /**
  * Where k3s keeps its CAs. A CA whose cert and key already exist is used as is, any other

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/catalog";
 import { cidrContains, mustParseCidr } from "../../infra/model/cidr";
 import { planManagementAddresses } from "./address-plan";
-import { managementFirewallRules } from "./firewall-rules";
+import { managementFirewallRules } from "../../infra/model/firewall-rules";
 import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, type K3sServerSpec } from "./k3s";
 
 const caFiles = { serverCaCertPem: "SCRT", serverCaKeyPem: "SKEY", clientCaCertPem: "CCRT", clientCaKeyPem: "CKEY" };

@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { hcloudSecret } from "../../infra/model/hetzner-cluster-class";
 import {
+  drainLoadBalancersScript,
   hcloudCcmProxy,
   hcloudCsiProxy,
   tenantClusterManifest,
@@ -15,7 +16,6 @@ import { upstreamOf } from "../upstream";
 
 /** Scripts the command provider runs from the project root. */
 export const workloadKubeconfigScript = "scripts/workload-kubeconfig.mjs";
-export const drainLoadBalancersScript = "scripts/drain-load-balancers.mjs";
 
 /** Arguments of {@link TenantCluster}. */
 export interface TenantClusterArgs {

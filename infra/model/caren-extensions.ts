@@ -2,6 +2,12 @@ import semver from "semver";
 import { catalog } from "./catalog";
 
 /**
+ * CAREN's opt-out from its BeforeClusterDelete load-balancer GC (`strconv.ParseBool`; a
+ * missing annotation means on). There is no CAREN variable for it.
+ */
+export const loadBalancerGcAnnotation = "caren.nutanix.com/loadbalancer-gc";
+
+/**
  * The names a ClusterClass uses to call CAREN's runtime extensions. Derived here, once,
  * from the CAREN release: the GeneratePatches handlers carry a version number that CAREN
  * bumps every few releases (a class pinned to an old one breaks two releases later), and

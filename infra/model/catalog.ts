@@ -105,6 +105,8 @@ export const catalog = {
     clusterApi: { min: "v1.10", max: "v1.13" } satisfies ReleaseRange,
     /** CAPH v1.1.x speaks only the v1beta1 contract (`metadata.yaml`). */
     contract: "v1beta1",
+    /** CAPH releases that speak only v1beta1, so they need a CAPI that still serves it (semver range). */
+    v1beta1OnlyReleases: "<1.2.0",
   },
 
   /** Cluster API Add-on Provider Helm (HelmChartProxy), used by CAREN's HelmAddon strategy. */
@@ -123,6 +125,8 @@ export const catalog = {
     },
     /** CAREN v0.45+ serves v1beta2 ClusterClass patches and is built on CAPI v1.12 (go.mod v1.12.5). */
     minimumClusterApi: "v1.12.0",
+    /** The first CAREN release that needs `minimumClusterApi`. */
+    minimumClusterApiSince: "v0.45.0",
     /**
      * Node images CAREN v0.50.0 runs its e2e suite on (hack/ e2e kind config); other
      * minors are advisory-only in the policy pack.

@@ -1,5 +1,6 @@
+import semver from "semver";
 import { catalog, type MinorRange } from "./catalog";
-import { compareMinors, describeRange } from "./kubernetes-version";
+import { compareMinors, describeRange, minorOf, type KubernetesVersion } from "./kubernetes-version";
 
 /** A Kubernetes range one pinned component supports, named for messages. */
 export interface KubernetesConstraint {
@@ -36,4 +37,44 @@ export function intersectRanges(constraints: readonly KubernetesConstraint[]): M
 /** "Cluster API v1.12.10 1.31–1.36, cert-manager v1.21.2 1.33–1.36" for messages. */
 export function describeConstraints(constraints: readonly KubernetesConstraint[]): string {
   return constraints.map((c) => `${c.component} ${describeRange(c.range)}`).join(", ");
+}
+
+/** What limits a tenant's Kubernetes minor: the pinned CAPI's and CAPH's workload ranges. */
+export function workloadKubernetesConstraints(): KubernetesConstraint[] {
+  return [
+    { component: `Cluster API ${catalog.clusterApi.version}`, range: catalog.clusterApi.workloadKubernetes },
+    { component: `CAPH ${catalog.caph.version}`, range: catalog.caph.workloadKubernetes },
+  ];
+}
+
+/** The minors of CAREN's tested Kubernetes versions, e.g. ["1.33", "1.34", "1.35"]. */
+export function carenTestedMinors(): string[] {
+  return [...new Set(catalog.caren.testedKubernetes.map((version) => version.replace(/^v(\d+\.\d+)\..*$/, "$1")))];
+}
+
+/**
+ * True when a Kubernetes patch is new enough to need the ClusterRole
+ * `system:kubelet-api-admin`, which only recent CAPI releases create.
+ */
+export function needsKubeletApiAdmin(version: KubernetesVersion): boolean {
+  const lastPatchWithout = catalog.kubeletApiAdminRule.lastPatchWithout[minorOf(version)];
+  return lastPatchWithout !== undefined && version.patch > lastPatchWithout;
+}
+
+/**
+ * True when a CAPI release creates `system:kubelet-api-admin`: at least the listed patch of
+ * its line; lines newer than the table always do, older ones never.
+ */
+export function clusterApiCreatesKubeletApiAdmin(clusterApiVersion: string): boolean {
+  const parsed = semver.coerce(clusterApiVersion);
+  if (!parsed) {
+    return false;
+  }
+  const table = catalog.kubeletApiAdminRule.minimumClusterApi;
+  const minimum = table[`${parsed.major}.${parsed.minor}`];
+  if (minimum !== undefined) {
+    return semver.gte(parsed, minimum);
+  }
+  const newestLine = Object.keys(table).sort(compareMinors).at(-1) ?? "0.0";
+  return compareMinors(`${parsed.major}.${parsed.minor}`, newestLine) > 0;
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { parseCidr } from "./cidr";
 import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "./compatibility";
@@ -119,6 +120,28 @@ function cidr(options: { privateIpv4?: boolean } = {}) {
 /** Examples in messages come from the catalog, so no version is ever typed twice. */
 const exampleKubernetesVersion: string = catalog.tenantKubernetesVersions[0];
 const exampleK3sVersion: string = catalog.k3s.version;
+
+/** Annotations the config owns through dedicated fields, with the field to use instead. */
+const reservedAnnotations: Readonly<Record<string, string>> = { [loadBalancerGcAnnotation]: "loadBalancerGarbageCollection" };
+
+/** A Kubernetes annotation key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
+const annotationKey = z.string().check((ctx) => {
+  const key = ctx.value;
+  const slash = key.lastIndexOf("/");
+  const [prefix, name] = slash === -1 ? [undefined, key] : [key.slice(0, slash), key.slice(slash + 1)];
+  const nameOk = /^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/.test(name);
+  const prefixOk = prefix === undefined || (prefix.length <= 253 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/.test(prefix));
+  const instead = reservedAnnotations[key];
+  if (instead) {
+    ctx.issues.push({ code: "custom", input: key, message: `${formatValue(key)} is set through the tenant field ${instead}; remove the annotation and set ${instead}` });
+  } else if (!nameOk || !prefixOk) {
+    ctx.issues.push({
+      code: "custom",
+      input: key,
+      message: `${formatValue(key)} is not an annotation key; allowed: [prefix/]name, the prefix a DNS subdomain, the name at most 63 letters, digits, '-', '_' or '.'`,
+    });
+  }
+});
 
 const tenantKubernetesVersion = z.string().check((ctx) => {
   const allowed = catalog.tenantKubernetesVersions as readonly string[];
@@ -347,6 +370,12 @@ const tenantSchema = strictObject({
    * `caren.nutanix.com/loadbalancer-gc: "false"` (there is no CAREN variable for this).
    */
   loadBalancerGarbageCollection: z.boolean().default(true),
+  /**
+   * Extra annotations on the tenant's Cluster, e.g. `topology.cluster.x-k8s.io/upgrade-concurrency`
+   * or `preflight.cluster.caren.nutanix.com/skip`. The LB-GC opt-out is not one of them: use
+   * `loadBalancerGarbageCollection`.
+   */
+  annotations: z.record(annotationKey, z.string()).default({}),
   /** Volumes of the hcloud CSI driver. */
   storage: strictObject({
     /**

@@ -2,14 +2,13 @@ import Ajv from "ajv";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../tests/stack-files";
-import { carenExtensionNames } from "./caren-extensions";
+import { carenExtensionNames, loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { fleetConfigSchema } from "./fleet-config";
 import { hetznerClusterClassManifests } from "./hetzner-cluster-class";
 import {
   hcloudCcmProxy,
   hcloudCsiProxy,
-  loadBalancerGcAnnotation,
   tenantClusterManifest,
   tenantLabels,
   type TenantClusterSettings,
@@ -119,6 +118,15 @@ describe("a tenant Cluster", () => {
   it("carries CAREN's load-balancer GC opt-out only when the tenant opts out", () => {
     expect(tenantClusterManifest(payments).metadata.annotations).toBeUndefined();
     expect(tenantClusterManifest({ ...payments, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({ [loadBalancerGcAnnotation]: "false" });
+  });
+
+  it("adds the tenant's own annotations next to the opt-out", () => {
+    const annotations = { "topology.cluster.x-k8s.io/upgrade-concurrency": "2" };
+    expect(tenantClusterManifest({ ...payments, annotations }).metadata.annotations).toEqual(annotations);
+    expect(tenantClusterManifest({ ...payments, annotations, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({
+      ...annotations,
+      [loadBalancerGcAnnotation]: "false",
+    });
   });
 });
 

@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import { catalog, type HelmChartPin } from "./catalog";
 import { firstSubnet, mustParseCidr } from "./cidr";
+import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
 import { networkZoneOf, type TenantSettings } from "./fleet-config";
 import { hcloudCcmValues } from "./hcloud-ccm-values";
@@ -28,23 +29,23 @@ export const tenantLabels = {
   hcloudCsi: "capi-fleet.io/hcloud-csi",
 } as const;
 
-/**
- * CAREN's opt-out from its BeforeClusterDelete load-balancer GC (`strconv.ParseBool`; a
- * missing annotation means on). There is no CAREN variable for it.
- */
-export const loadBalancerGcAnnotation = "caren.nutanix.com/loadbalancer-gc";
-
 /** Name of the placement group of the control plane. */
 export const controlPlanePlacementGroup = "control-plane";
 /** Name of a worker pool's placement group. */
 export const workerPlacementGroup = (pool: string): string => `workers-${pool}`;
+
+/**
+ * The script the tenant's delete-only command runs before its Cluster is deleted (from the
+ * project root); the policy pack recognises the drain by it.
+ */
+export const drainLoadBalancersScript = "scripts/drain-load-balancers.mjs";
 
 /** The Secret CAPI writes with the workload cluster's admin kubeconfig (key `value`). */
 export const workloadKubeconfigSecret = (cluster: string): { name: string; key: string } => ({ name: `${cluster}-kubeconfig`, key: "value" });
 
 /** The tenant's topology Cluster, at its target Kubernetes version (CAPI walks the chain to it). */
 export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
-  const annotations = tenant.loadBalancerGarbageCollection ? undefined : { [loadBalancerGcAnnotation]: "false" };
+  const annotations = { ...tenant.annotations, ...(tenant.loadBalancerGarbageCollection ? {} : { [loadBalancerGcAnnotation]: "false" }) };
   return {
     apiVersion: apiVersions.cluster,
     kind: "Cluster",
@@ -52,7 +53,7 @@ export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
       name: tenant.name,
       namespace: tenant.namespace,
       labels: { [tenantLabels.tenant]: tenant.name, [tenantLabels.hcloudCcm]: "true", [tenantLabels.hcloudCsi]: "true" },
-      ...(annotations ? { annotations } : {}),
+      ...(Object.keys(annotations).length > 0 ? { annotations } : {}),
     },
     spec: {
       clusterNetwork: {

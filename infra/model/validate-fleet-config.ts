@@ -159,13 +159,21 @@ function decode(value: string | undefined): unknown {
   }
 }
 
-/** `["tenants", 0, "name"]` → `tenants[0].name`. */
+/**
+ * `["tenants", 0, "name"]` → `tenants[0].name`; keys that are not plain identifiers (map
+ * keys such as annotation names) use the quoted form `pulumi config set --path` accepts:
+ * `tenants[0].annotations["example.com/key"]`.
+ */
 export function formatPath(path: readonly PropertyKey[]): string {
   return path.reduce<string>((text, segment) => {
     if (typeof segment === "number") {
       return `${text}[${segment}]`;
     }
-    return text ? `${text}.${String(segment)}` : String(segment);
+    const key = String(segment);
+    if (!/^[A-Za-z_$][\w$-]*$/.test(key)) {
+      return `${text}[${JSON.stringify(key)}]`;
+    }
+    return text ? `${text}.${key}` : key;
   }, "");
 }
 
@@ -210,6 +218,9 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       return `${formatValue(issue.input)} ${issue.message}`;
     case "invalid_format":
       return `${formatValue(issue.input)} ${issue.message}`;
+    case "invalid_key":
+      // A record key failed its own schema; its messages name the key and what is allowed.
+      return issue.issues.map((inner) => inner.message).join("; ");
     default:
       return issue.message;
   }

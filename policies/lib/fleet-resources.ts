@@ -1,0 +1,228 @@
+import type { PolicyResource } from "@pulumi/policy";
+import { catalog } from "../../infra/model/catalog";
+import { apiVersions, kubernetesTypeToken } from "../../infra/model/cluster-api-kinds";
+import { classVariables } from "../../infra/model/hetzner-cluster-class";
+import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { deployedVersionsFrom, tenantVersionsOutputName } from "../../infra/model/tenant-upgrades";
+
+/**
+ * How the rules find the fleet's objects among the resources the engine shows them, and
+ * typed views of the few fields they read. Everything here is derived from the shared
+ * model, so a renamed kind or apiVersion moves the program and the rules together.
+ */
+
+/** Type tokens the rules match on (what the engine registers). */
+export const resourceTypes = {
+  cluster: kubernetesTypeToken(apiVersions.cluster, "Cluster"),
+  clusterClass: kubernetesTypeToken(apiVersions.cluster, "ClusterClass"),
+  helmChartProxy: kubernetesTypeToken(apiVersions.helmChartProxy, "HelmChartProxy"),
+  coreProvider: kubernetesTypeToken(apiVersions.clusterApiOperatorProvider, "CoreProvider"),
+  infrastructureProvider: kubernetesTypeToken(apiVersions.clusterApiOperatorProvider, "InfrastructureProvider"),
+  extensionConfigPatch: kubernetesTypeToken(apiVersions.extensionConfig, "ExtensionConfigPatch"),
+  helmRelease: "kubernetes:helm.sh/v3:Release",
+  localCommand: "command:local:Command",
+  stackReference: "pulumi:pulumi:StackReference",
+  managementCluster: "capi-fleet:management:ManagementCluster",
+  hcloudServer: "hcloud:index/server:Server",
+  hcloudLoadBalancer: "hcloud:index/loadBalancer:LoadBalancer",
+  hcloudFirewall: "hcloud:index/firewall:Firewall",
+} as const;
+
+type Props = Record<string, unknown>;
+
+function record(value: unknown): Props {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Props) : {};
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === "string" ? value : undefined;
+}
+
+function stringRecord(value: unknown): Record<string, string> {
+  return Object.fromEntries(Object.entries(record(value)).filter((entry): entry is [string, string] => typeof entry[1] === "string"));
+}
+
+/** The fields of a topology Cluster the rules read. */
+export interface ClusterView {
+  readonly name: string;
+  readonly namespace: string;
+  readonly labels: Readonly<Record<string, string>>;
+  readonly annotations: Readonly<Record<string, string>>;
+  /** spec.topology.version ("" when missing). */
+  readonly version: string;
+  readonly classRef: { readonly name: string; readonly namespace: string };
+  /** clusterConfig.addons.cni.provider, when the tenant asks CAREN for a CNI. */
+  readonly cniProvider: string | undefined;
+  /** "tenant \"payments\" (Cluster tenant-payments/payments)": how messages name it. */
+  readonly description: string;
+}
+
+/** Reads a Cluster's props (inputs for resource rules, outputs for stack rules). */
+export function clusterView(props: Props): ClusterView {
+  const metadata = record(props.metadata);
+  const topology = record(record(props.spec).topology);
+  const classRef = record(topology.classRef);
+  const name = text(metadata.name) ?? "";
+  const namespace = text(metadata.namespace) ?? "default";
+  const labels = stringRecord(metadata.labels);
+  const variables = Array.isArray(topology.variables) ? topology.variables.map(record) : [];
+  const clusterConfig = record(variables.find((variable) => variable.name === classVariables.clusterConfig)?.value);
+  const tenant = labels[tenantLabels.tenant] ?? name;
+  return {
+    name,
+    namespace,
+    labels,
+    annotations: stringRecord(metadata.annotations),
+    version: text(topology.version) ?? "",
+    classRef: { name: text(classRef.name) ?? "", namespace: text(classRef.namespace) ?? namespace },
+    cniProvider: text(record(record(record(clusterConfig.addons).cni)).provider),
+    description: `tenant ${JSON.stringify(tenant)} (Cluster ${namespace}/${name})`,
+  };
+}
+
+/** The fields of a ClusterClass the rules read. */
+export interface ClusterClassView {
+  readonly name: string;
+  readonly namespace: string;
+  /** spec.kubernetesVersions (empty when unset). */
+  readonly kubernetesVersions: readonly string[];
+  /** spec.upgrade.external.generateUpgradePlanExtension, when set. */
+  readonly upgradePlanExtension: string | undefined;
+}
+
+/** Reads a ClusterClass's props. */
+export function clusterClassView(props: Props): ClusterClassView {
+  const metadata = record(props.metadata);
+  const spec = record(props.spec);
+  const versions = Array.isArray(spec.kubernetesVersions) ? spec.kubernetesVersions.filter((v): v is string => typeof v === "string") : [];
+  return {
+    name: text(metadata.name) ?? "",
+    namespace: text(metadata.namespace) ?? "default",
+    kubernetesVersions: versions,
+    upgradePlanExtension: text(record(record(spec.upgrade).external).generateUpgradePlanExtension),
+  };
+}
+
+/** The resources of one type. */
+export function ofType(resources: readonly PolicyResource[], type: string): PolicyResource[] {
+  return resources.filter((resource) => resource.type === type);
+}
+
+/** Every topology Cluster in the stack, with its resource. */
+export function clustersIn(resources: readonly PolicyResource[]): { resource: PolicyResource; cluster: ClusterView }[] {
+  return ofType(resources, resourceTypes.cluster).map((resource) => ({ resource, cluster: clusterView(resource.props) }));
+}
+
+/** The ClusterClass a Cluster's classRef names, if the stack declares it. */
+export function classOf(resources: readonly PolicyResource[], cluster: ClusterView): ClusterClassView | undefined {
+  return ofType(resources, resourceTypes.clusterClass)
+    .map((resource) => clusterClassView(resource.props))
+    .find((candidate) => candidate.name === cluster.classRef.name && candidate.namespace === cluster.classRef.namespace);
+}
+
+/** Versions the stack installs, read from the resources that install them (undefined = not in this stack). */
+export interface InstalledVersions {
+  /** CoreProvider `cluster-api` spec.version. */
+  readonly clusterApi: string | undefined;
+  /** InfrastructureProvider `hetzner` spec.version. */
+  readonly caph: string | undefined;
+  /** The CAREN Helm release's chart version. */
+  readonly caren: string | undefined;
+}
+
+function providerVersion(resources: readonly PolicyResource[], type: string, name: string): string | undefined {
+  const provider = ofType(resources, type).find((resource) => record(resource.props.metadata).name === name);
+  return provider ? text(record(provider.props.spec).version) : undefined;
+}
+
+/** Reads the installed CAPI, CAPH and CAREN versions from the provider CRs and the CAREN release. */
+export function installedVersions(resources: readonly PolicyResource[]): InstalledVersions {
+  const caren = ofType(resources, resourceTypes.helmRelease).find((resource) => resource.props.chart === catalog.caren.chart.chart);
+  return {
+    clusterApi: providerVersion(resources, resourceTypes.coreProvider, "cluster-api"),
+    caph: providerVersion(resources, resourceTypes.infrastructureProvider, "hetzner"),
+    caren: caren ? text(caren.props.version) : undefined,
+  };
+}
+
+/**
+ * What each tenant runs: the `tenantVersions` output of the stack's last update, which the
+ * program reads through a StackReference to its own stack (infra/deployed-state.ts).
+ * Empty for a new stack.
+ */
+export function deployedTenantVersions(resources: readonly PolicyResource[]): ReadonlyMap<string, string> {
+  const deployed = new Map<string, string>();
+  for (const reference of ofType(resources, resourceTypes.stackReference)) {
+    const outputs = record(reference.props.outputs);
+    if (tenantVersionsOutputName in outputs) {
+      for (const [tenant, version] of deployedVersionsFrom(outputs[tenantVersionsOutputName]).versions) {
+        deployed.set(tenant, version);
+      }
+    }
+  }
+  return deployed;
+}
+
+/** The tenant name a Cluster belongs to (its tenant label, else its name): the key of `tenantVersions`. */
+export function tenantOf(cluster: ClusterView): string {
+  return cluster.labels[tenantLabels.tenant] ?? cluster.name;
+}
+
+/** True when `resource` depends on `target`, directly or through other dependencies. */
+export function dependsOnTransitively(resource: PolicyResource, target: PolicyResource): boolean {
+  const seen = new Set<string>();
+  const queue = [...resource.dependencies];
+  while (queue.length > 0) {
+    const next = queue.pop();
+    if (!next || seen.has(next.urn)) continue;
+    if (next.urn === target.urn) return true;
+    seen.add(next.urn);
+    queue.push(...next.dependencies);
+  }
+  return false;
+}
+
+/**
+ * Go's strconv.ParseBool, which CAREN uses on `caren.nutanix.com/loadbalancer-gc`:
+ * undefined for anything it would refuse (the hook then fails and the Cluster cannot be deleted).
+ */
+export function parseGoBool(value: string): boolean | undefined {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(value)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(value)) return false;
+  return undefined;
+}
+
+/** A Kubernetes label selector (matchLabels and matchExpressions). */
+export interface LabelSelector {
+  readonly matchLabels?: Readonly<Record<string, string>>;
+  readonly matchExpressions?: readonly { key: string; operator: string; values?: readonly string[] }[];
+}
+
+/**
+ * True when the selector selects an object with these labels (apimachinery semantics: an
+ * empty selector matches everything; an unknown operator matches nothing).
+ */
+export function selectorMatches(selector: LabelSelector, labels: Readonly<Record<string, string>>): boolean {
+  const byLabels = Object.entries(selector.matchLabels ?? {}).every(([key, value]) => labels[key] === value);
+  const byExpressions = (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+    const has = Object.hasOwn(labels, key);
+    switch (operator) {
+      case "In":
+        return has && values.includes(labels[key] ?? "");
+      case "NotIn":
+        return !has || !values.includes(labels[key] ?? "");
+      case "Exists":
+        return has;
+      case "DoesNotExist":
+        return !has;
+      default:
+        return false;
+    }
+  });
+  return byLabels && byExpressions;
+}
+
+/** True when a config exemption list names this Cluster ("namespace/name" or the tenant's name). */
+export function isExempt(exemptions: readonly string[], cluster: ClusterView): boolean {
+  return exemptions.includes(`${cluster.namespace}/${cluster.name}`) || exemptions.includes(tenantOf(cluster));
+}

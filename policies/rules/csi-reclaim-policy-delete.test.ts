@@ -1,0 +1,72 @@
+import { parse, stringify } from "yaml";
+import { describe, expect, it } from "vitest";
+import { resourceTypes } from "../lib/fleet-resources";
+import { baselineFleet } from "../testing/baseline";
+import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { csiReclaimPolicyDelete as rule } from "./csi-reclaim-policy-delete";
+
+const baseline = baselineFleet();
+const proxyUrn = (name: string) => `urn:pulumi:test::capi-fleet::${resourceTypes.helmChartProxy}::${name}`;
+
+interface CsiValues {
+  storageClasses: { name: string; reclaimPolicy?: string }[];
+}
+
+/** The csi-payments valuesTemplate with its StorageClass's reclaimPolicy set to `policy`, put on the fixture `target`. */
+function withReclaimPolicy(policy: string, target = "csi-payments") {
+  const fleet = cloneFixtures(baseline);
+  const csiSpec = at(fixture(fleet, "csi-payments").props, "spec");
+  const values = parse(csiSpec.valuesTemplate as string) as CsiValues;
+  values.storageClasses[0]!.reclaimPolicy = policy;
+  at(fixture(fleet, target).props, "spec").valuesTemplate = stringify(values);
+  return fleet;
+}
+
+describe("csi-reclaim-policy-delete (rule 16)", () => {
+  it("passes the baseline", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+  });
+
+  it("advises against a Retain StorageClass", async () => {
+    const violations = await evaluate([rule], withReclaimPolicy("Retain"));
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatchObject({ policy: "csi-reclaim-policy-delete", level: "advisory", urn: proxyUrn("csi-payments") });
+    expect(violations[0]!.message).toContain('HelmChartProxy tenant-payments/hcloud-csi (tenant "payments"): StorageClass "hcloud-volumes" has reclaimPolicy Retain');
+    expect(violations[0]!.message).toContain("set storage.reclaimPolicy: Delete on the tenant");
+    expect(violations[0]!.message).toContain("csi-reclaim-policy-delete.exemptClusters");
+  });
+
+  it("accepts a StorageClass without reclaimPolicy (the chart defaults to Delete)", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = stringify({ storageClasses: [{ name: "hcloud-volumes" }] });
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
+  it("accepts Retain for an exempted tenant", async () => {
+    expect(await evaluate([rule], withReclaimPolicy("Retain"), { "csi-reclaim-policy-delete": { exemptClusters: ["payments"] } })).toEqual([]);
+  });
+
+  it("still advises when another tenant is exempted", async () => {
+    const violations = await evaluate([rule], withReclaimPolicy("Retain"), { "csi-reclaim-policy-delete": { exemptClusters: ["analytics"] } });
+    expect(violations.map((violation) => violation.urn)).toEqual([proxyUrn("csi-payments")]);
+  });
+
+  it("reports at the configured level", async () => {
+    const violations = await evaluate([rule], withReclaimPolicy("Retain"), { "csi-reclaim-policy-delete": { enforcementLevel: "mandatory" } });
+    expect(violations.map((violation) => violation.level)).toEqual(["mandatory"]);
+  });
+
+  it("ignores the same values on the CCM proxy (another chart)", async () => {
+    expect(await evaluate([rule], withReclaimPolicy("Retain", "ccm-payments"))).toEqual([]);
+  });
+
+  it("reports a valuesTemplate that is not YAML", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = "storageClasses: [";
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]).toMatchObject({ policy: "csi-reclaim-policy-delete", level: "advisory", urn: proxyUrn("csi-payments") });
+    expect(violations[0]!.message).toContain('HelmChartProxy tenant-payments/hcloud-csi (tenant "payments"): valuesTemplate is not YAML');
+    expect(violations[0]!.message).toContain("its StorageClasses cannot be checked");
+  });
+});

@@ -1,0 +1,32 @@
+import { describe, expect, it } from "vitest";
+import { baselineFleet } from "../testing/baseline";
+import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { fleetVersionDrift as rule } from "./fleet-version-drift";
+
+const baseline = baselineFleet();
+
+describe("fleet-version-drift (rule 10, advisory)", () => {
+  it("passes the baseline (edge is 2 minors behind analytics: the default limit)", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+  });
+
+  it("advises when a tenant falls further behind", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "cluster-analytics").props, "spec", "topology").version = "v1.36.1";
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toEqual([
+      expect.objectContaining({
+        policy: "fleet-version-drift",
+        level: "advisory",
+        urn: "urn:pulumi:test::capi-fleet::kubernetes:cluster.x-k8s.io/v1beta2:Cluster::cluster-edge",
+      }),
+    ]);
+    expect(violations[0]!.message).toContain('tenant "edge" (Cluster tenant-edge/edge): v1.33.10 is 3 minors behind the newest tenant (at most 2)');
+  });
+
+  it("reads maxMinorsBehind from the config", async () => {
+    const violations = await evaluate([rule], baseline, { "fleet-version-drift": { maxMinorsBehind: 1 } });
+    expect(violations).toHaveLength(1);
+    expect(violations[0]!.message).toContain("v1.33.10 is 2 minors behind the newest tenant (at most 1)");
+  });
+});

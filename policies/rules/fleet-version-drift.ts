@@ -1,0 +1,22 @@
+import semver from "semver";
+import { stackRule } from "../lib/define";
+import { clustersIn } from "../lib/fleet-resources";
+
+/** Rule 10 (advisory): tenants far behind the newest one pile up upgrade work and skew risk. */
+export const fleetVersionDrift = stackRule<{ maxMinorsBehind: number }>({
+  name: "fleet-version-drift",
+  description: "No tenant is more than N minors (config maxMinorsBehind) behind the newest tenant.",
+  enforcementLevel: "advisory",
+  remediationSteps: "Plan an upgrade for the lagging tenant (`npm run plan`), or raise maxMinorsBehind in the stack's policy config.",
+  config: { maxMinorsBehind: { type: "integer", minimum: 0, default: 2 } },
+  validate: (resources, config, report) => {
+    const clusters = clustersIn(resources).filter(({ cluster }) => semver.valid(cluster.version));
+    const newest = Math.max(...clusters.map(({ cluster }) => semver.minor(cluster.version)));
+    for (const { resource, cluster } of clusters) {
+      const behind = newest - semver.minor(cluster.version);
+      if (behind > config.maxMinorsBehind) {
+        report(`${cluster.description}: ${cluster.version} is ${behind} minors behind the newest tenant (at most ${config.maxMinorsBehind}); plan its upgrade.`, resource.urn);
+      }
+    }
+  },
+});

@@ -1,0 +1,102 @@
+import { describe, expect, it } from "vitest";
+import { resourceTypes } from "../lib/fleet-resources";
+import { baselineFleet } from "../testing/baseline";
+import { cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { everyoneIn, managementAdminPortsClosed as rule, portCovers } from "./management-admin-ports-closed";
+
+const baseline = baselineFleet();
+
+interface Rule {
+  description: string;
+  direction: string;
+  protocol: string;
+  port?: string;
+  sourceIps: string[];
+}
+
+/** The baseline with one more source on the firewall rule described by `description`; `change` edits that rule further. */
+function opened(description: string, source: string, change: (rule: Rule) => void = () => undefined) {
+  const fleet = cloneFixtures(baseline);
+  const rules = fixture(fleet, "firewall").props.rules as Rule[];
+  const target = rules.find((candidate) => candidate.description === description)!;
+  target.sourceIps.push(source);
+  change(target);
+  return fleet;
+}
+
+describe("portCovers", () => {
+  it.each([
+    ["22", 22, true],
+    ["22", 6443, false],
+    ["6443", 6443, true],
+    ["1-65535", 22, true],
+    ["1-65535", 6443, true],
+    ["22-22", 22, true],
+    ["23-6442", 22, false],
+    ["23-6442", 6443, false],
+    ["1-1024", 22, true],
+    ["1-1024", 6443, false],
+    ["any", 6443, true],
+    [undefined, 22, true],
+    ["", 22, false],
+    ["ssh", 22, false],
+  ])("port %j covers %d: %s", (rulePort, port, expected) => {
+    expect(portCovers(rulePort, port)).toBe(expected);
+  });
+});
+
+describe("management-admin-ports-closed (rule 17b)", () => {
+  it("passes the baseline", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+  });
+
+  it.each([
+    ["SSH from admin networks", "0.0.0.0/0", "opens port 22 to 0.0.0.0/0"],
+    ["Kubernetes API from admin networks", "::/0", "opens port 6443 to ::/0"],
+    ["TCP inside the private network", "0.0.0.0/0", "opens port 22 and 6443 to 0.0.0.0/0"],
+  ])("reports %j opened to %s", async (description, source, opening) => {
+    const violations = await evaluate([rule], opened(description, source));
+    expect(violations).toEqual([
+      {
+        policy: "management-admin-ports-closed",
+        level: "mandatory",
+        urn: `urn:pulumi:test::capi-fleet::${resourceTypes.hcloudFirewall}::firewall`,
+        message: `Firewall "capi-fleet-prod-mgmt" ${opening}; set management.adminCidrs to your admin networks only.`,
+      },
+    ]);
+  });
+
+  it.each([
+    ["UDP inside the private network", "0.0.0.0/0"],
+    ["ICMP inside the private network", "::/0"],
+    ["SSH from admin networks", "198.51.100.0/24"],
+  ])("accepts %j opened to %s", async (description, source) => {
+    expect(await evaluate([rule], opened(description, source))).toEqual([]);
+  });
+
+  it("accepts an outbound rule (the SSH rule opened to 0.0.0.0/0, turned outbound)", async () => {
+    const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => (target.direction = "out"));
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
+  it("reports a tcp rule without a port (all ports) opened to everyone", async () => {
+    const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => delete target.port);
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => violation.message)).toEqual([expect.stringContaining("opens port 22 and 6443 to 0.0.0.0/0")]);
+  });
+});
+
+describe("everyoneIn", () => {
+  it.each([
+    [["0.0.0.0/0"], ["0.0.0.0/0"]],
+    [["::/0"], ["::/0"]],
+    [["0::0/0"], ["0::0/0"]],
+    [["::ffff:0.0.0.0/96"], ["::ffff:0.0.0.0/96"]],
+    [["0.0.0.0/1", "128.0.0.0/1"], ["0.0.0.0/1 + 128.0.0.0/1 (together all of IPv4)"]],
+    [["203.0.113.0/24", "2001:db8::/32"], []],
+    [["0.0.0.0/1"], []],
+    [["office"], []],
+  ])("%j → %j", (sources, open) => {
+    expect(everyoneIn(sources)).toEqual(open);
+  });
+});

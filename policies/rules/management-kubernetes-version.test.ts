@@ -1,0 +1,36 @@
+import { describe, expect, it } from "vitest";
+import { baselineFleet } from "../testing/baseline";
+import { cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { managementKubernetesVersion as rule } from "./management-kubernetes-version";
+
+const baseline = baselineFleet();
+
+function withSettings(settings: Record<string, unknown>) {
+  const fleet = cloneFixtures(baseline);
+  fixture(fleet, "management").props.settings = settings;
+  return fleet;
+}
+
+describe("management-kubernetes-version (rule 6)", () => {
+  it("passes the baseline (hetzner mode, the catalog's k3s)", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+  });
+
+  it("refuses a k3s minor outside the intersection", async () => {
+    const violations = await evaluate([rule], withSettings({ mode: "hetzner", k3sVersion: "v1.33.5+k3s1" }));
+    expect(violations).toEqual([expect.objectContaining({ policy: "management-kubernetes-version", level: "mandatory" })]);
+    expect(violations[0]!.message).toContain("management.k3sVersion v1.33.5+k3s1 is outside 1.34–1.35");
+    expect(violations[0]!.message).toContain("Cluster API v1.12.10 1.31–1.36");
+  });
+
+  it("uses the existing-mode intersection (no hcloud CCM: 1.36 is fine, 1.30 is not)", async () => {
+    expect(await evaluate([rule], withSettings({ mode: "existing", kubernetesVersion: "v1.36.1" }))).toEqual([]);
+    const [violation] = await evaluate([rule], withSettings({ mode: "existing", kubernetesVersion: "v1.30.4" }));
+    expect(violation?.message).toContain("management.kubernetesVersion v1.30.4 is outside 1.34–1.36");
+  });
+
+  it("refuses a version it cannot parse", async () => {
+    const [violation] = await evaluate([rule], withSettings({ mode: "hetzner", k3sVersion: "v1.34.6" }));
+    expect(violation?.message).toContain('management.k3sVersion "v1.34.6" is not a k3s release (vX.Y.Z+k3sN)');
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { baselineFleet, deployedOutputs } from "../testing/baseline";
+import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { tenantUpgradePath as rule } from "./tenant-upgrade-path";
+
+const baseline = baselineFleet();
+
+/** The baseline with these tenants deployed at these versions (prod targets: payments v1.34.6, analytics v1.35.3, edge v1.33.10). */
+function deployed(versions: Record<string, string>) {
+  const fleet = cloneFixtures(baseline);
+  fixture(fleet, "deployed-state").props.outputs = deployedOutputs(versions);
+  return fleet;
+}
+
+describe("tenant-upgrade-path (rule 4)", () => {
+  it("passes the baseline (a new stack: nothing deployed)", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+  });
+
+  it("passes unchanged tenants, a one-minor upgrade and a chained two-minor upgrade", async () => {
+    expect(await evaluate([rule], deployed({ payments: "v1.34.6", edge: "v1.33.10", analytics: "v1.33.10" }))).toEqual([]);
+  });
+
+  it("refuses a downgrade against the deployed version", async () => {
+    const violations = await evaluate([rule], deployed({ payments: "v1.35.3" }));
+    expect(violations).toEqual([
+      expect.objectContaining({
+        policy: "tenant-upgrade-path",
+        level: "mandatory",
+        urn: "urn:pulumi:test::capi-fleet::kubernetes:cluster.x-k8s.io/v1beta2:Cluster::cluster-payments",
+      }),
+    ]);
+    expect(violations[0]!.message).toContain('tenant "payments" (Cluster tenant-payments/payments): cannot go from the deployed v1.35.3 to v1.34.6: ');
+    expect(violations[0]!.message).toContain("downgrade");
+    expect(violations[0]!.message).toContain("set tenants[].kubernetesVersion to v1.35.3 or a reachable newer version");
+  });
+
+  it("refuses a two-minor jump when the class skips the minor in between", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.35.3"];
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]!.message).toContain("cannot go from the deployed v1.33.10 to v1.35.3");
+  });
+
+  it("refuses a two-minor jump when the class lists no versions (CAPI then upgrades one minor only)", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    delete at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions;
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]!.message).toContain("cannot go from the deployed v1.33.10 to v1.35.3");
+  });
+
+  it("refuses a two-minor jump on a Cluster API without chained upgrades", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    at(fixture(fleet, "core-provider").props, "spec").version = "v1.11.11";
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toHaveLength(1);
+    expect(violations[0]!.message).toContain("v1.33.10 → v1.35.3 crosses 2 minors, but Cluster API v1.11.11 has no chained upgrades (since v1.12.0)");
+    expect(violations[0]!.message).toContain("raise tenants[].kubernetesVersion one minor per update");
+  });
+});

@@ -1,0 +1,48 @@
+import semver from "semver";
+import { catalog } from "../../infra/model/catalog";
+import { computeUpgradePlan, UpgradePlanError } from "../../infra/model/upgrade-plan";
+import { stackRule } from "../lib/define";
+import { classOf, clustersIn, deployedTenantVersions, installedVersions, tenantOf } from "../lib/fleet-resources";
+
+/**
+ * Rule 4: from what runs (the stack's last `tenantVersions` output) to the target, never
+ * down, and across several minors only when CAPI can chain the upgrade.
+ */
+export const tenantUpgradePath = stackRule({
+  name: "tenant-upgrade-path",
+  description:
+    "A tenant is never downgraded, and an upgrade across more than one minor needs chained upgrades: CAPI ≥ the first release with them and every intermediate minor in the ClusterClass spec.kubernetesVersions.",
+  enforcementLevel: "mandatory",
+  remediationSteps: "Keep tenants[].kubernetesVersion at or above the deployed version; run `npm run plan -- --stack <stack>` to see the path CAPI will take.",
+  validate: (resources, _config, report) => {
+    const deployed = deployedTenantVersions(resources);
+    const clusterApi = installedVersions(resources).clusterApi;
+    for (const { resource, cluster } of clustersIn(resources)) {
+      const from = deployed.get(tenantOf(cluster));
+      if (from === undefined || from === cluster.version || !semver.valid(from) || !semver.valid(cluster.version)) {
+        continue; // a new tenant, no change, or rule 1 reports the version itself
+      }
+      const minorsCrossed = semver.minor(cluster.version) - semver.minor(from);
+      const capi = clusterApi === undefined ? null : semver.coerce(clusterApi);
+      if (minorsCrossed > 1 && capi && semver.lt(capi, catalog.clusterApi.chainedUpgradesSince)) {
+        report(
+          `${cluster.description}: ${from} → ${cluster.version} crosses ${minorsCrossed} minors, but Cluster API ${clusterApi} has no chained upgrades (since ${catalog.clusterApi.chainedUpgradesSince}); ` +
+            "raise tenants[].kubernetesVersion one minor per update.",
+          resource.urn,
+        );
+        continue;
+      }
+      try {
+        computeUpgradePlan({
+          controlPlaneVersion: from,
+          workersVersion: from,
+          desiredVersion: cluster.version,
+          kubernetesVersions: classOf(resources, cluster)?.kubernetesVersions,
+        });
+      } catch (error) {
+        if (!(error instanceof UpgradePlanError)) throw error;
+        report(`${cluster.description}: cannot go from the deployed ${from} to ${cluster.version}: ${error.message}; set tenants[].kubernetesVersion to ${from} or a reachable newer version.`, resource.urn);
+      }
+    }
+  },
+});

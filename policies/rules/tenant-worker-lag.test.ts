@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+import { baselineFleet, deployedOutputs } from "../testing/baseline";
+import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { maxWorkerLag, tenantWorkerLag as rule } from "./tenant-worker-lag";
+
+const baseline = baselineFleet();
+
+describe("maxWorkerLag", () => {
+  it.each([
+    ["no steps", "v1.33.0", [], 0],
+    ["CAPI's 1.29 → 1.33 campaign", "v1.29.0", ["cp v1.30.0", "cp v1.31.0", "cp v1.32.0", "w v1.32.0", "cp v1.33.0", "w v1.33.0"], 3],
+    ["one minor", "v1.33.0", ["cp v1.34.0", "w v1.34.0"], 1],
+    ["workers left behind four minors", "v1.29.0", ["cp v1.30.0", "cp v1.31.0", "cp v1.32.0", "cp v1.33.0", "w v1.33.0"], 4],
+  ])("%s", (_name, from, steps, lag) => {
+    const campaign = steps.map((step) => {
+      const [component, version] = step.split(" ");
+      return { component: component === "cp" ? ("control-plane" as const) : ("workers" as const), version: version! };
+    });
+    expect(maxWorkerLag(from, campaign)).toBe(lag);
+  });
+});
+
+describe("tenant-worker-lag (rule 5)", () => {
+  it("passes the baseline and a chained upgrade planned by CAPI", async () => {
+    expect(await evaluate([rule], baseline)).toEqual([]);
+    const fleet = cloneFixtures(baseline);
+    fixture(fleet, "deployed-state").props.outputs = deployedOutputs({ analytics: "v1.33.10" });
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
+  it("refuses an upgrade when an extension plans it (the lag cannot be checked)", async () => {
+    const fleet = cloneFixtures(baseline);
+    fixture(fleet, "deployed-state").props.outputs = deployedOutputs({ analytics: "v1.33.10" });
+    at(fixture(fleet, "cluster-class").props, "spec", "upgrade", "external").generateUpgradePlanExtension = "planner.example";
+    const violations = await evaluate([rule], fleet);
+    expect(violations).toEqual([expect.objectContaining({ policy: "tenant-worker-lag", level: "mandatory" })]);
+    expect(violations[0]!.message).toContain('tenant "analytics" (Cluster tenant-analytics/analytics): ClusterClass capi-fleet-system/hetzner-caren leaves upgrade planning to the extension planner.example');
+    expect(violations[0]!.message).toContain("remove spec.upgrade.external.generateUpgradePlanExtension");
+  });
+});

@@ -1,0 +1,69 @@
+import { carenExtensionNames } from "../../infra/model/caren-extensions";
+import { catalog } from "../../infra/model/catalog";
+import { clusterApiProviders } from "../../infra/model/cluster-api-providers";
+import { fleetConfigSchema } from "../../infra/model/fleet-config";
+import { managementFirewallRules } from "../../infra/model/firewall-rules";
+import { hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
+import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant-cluster";
+import { readStackConfig } from "../../tests/stack-files";
+import { resourceTypes } from "../lib/fleet-resources";
+import type { FixtureResource } from "./harness";
+
+/** The prod stack's tenants, parsed with the program's schema. */
+export function prodTenants(): TenantClusterSettings[] {
+  const raw = JSON.parse(readStackConfig("prod").values["capi-fleet:tenants"]!) as unknown;
+  return fleetConfigSchema.shape.tenants.parse(raw).map((tenant) => ({ ...tenant, namespace: tenant.namespace ?? tenant.name }));
+}
+
+/**
+ * A valid fleet as the policies see it, built with the same pure builders the program
+ * uses: the prod tenants (payments v1.34, analytics v1.35, edge v1.33), the ClusterClass,
+ * the operator's providers, CAREN's release and readiness gate, each tenant's CCM/CSI
+ * proxies and drain, and hardened management hcloud resources. Every rule passes on it;
+ * each test mutates one field. Fixture names: `cluster-<tenant>`, `ccm-<tenant>`,
+ * `csi-<tenant>`, `drain-<tenant>`, `cluster-class`, `core-provider`, `hetzner-provider`,
+ * `caren-release`, `caren-ready`, `management`, `server-1`, `api-lb`, `firewall`, `deployed-state`.
+ */
+export function baselineFleet(): FixtureResource[] {
+  const manifests = hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() });
+  const providers = clusterApiProviders.map((provider) => ({
+    type: `kubernetes:operator.cluster.x-k8s.io/v1alpha2:${provider.kind}`,
+    name: provider.kind === "CoreProvider" ? "core-provider" : provider.kind === "InfrastructureProvider" ? "hetzner-provider" : `${provider.kind}-${provider.name}`,
+    props: { metadata: { name: provider.name, namespace: provider.namespace }, spec: { version: provider.version } },
+  }));
+  const tenants = prodTenants().flatMap((tenant): FixtureResource[] => [
+    { type: resourceTypes.cluster, name: `cluster-${tenant.name}`, props: tenantClusterManifest(tenant) as unknown as Record<string, unknown>, dependsOn: ["cluster-class", "caren-ready"] },
+    { type: resourceTypes.helmChartProxy, name: `ccm-${tenant.name}`, props: hcloudCcmProxy(tenant) as unknown as Record<string, unknown> },
+    { type: resourceTypes.helmChartProxy, name: `csi-${tenant.name}`, props: hcloudCsiProxy(tenant) as unknown as Record<string, unknown> },
+    { type: resourceTypes.localCommand, name: `drain-${tenant.name}`, props: { delete: `node ${drainLoadBalancersScript}` }, dependsOn: [`cluster-${tenant.name}`] },
+  ]);
+  return [
+    {
+      type: resourceTypes.managementCluster,
+      name: "management",
+      props: { fleetName: "capi-fleet-prod", settings: { mode: "hetzner", k3sVersion: catalog.k3s.version, deletionProtection: true } },
+    },
+    { type: resourceTypes.hcloudServer, name: "server-1", props: { name: "capi-fleet-prod-mgmt-1", deleteProtection: true } },
+    { type: resourceTypes.hcloudLoadBalancer, name: "api-lb", props: { name: "capi-fleet-prod-mgmt-api", loadBalancerType: "lb11", deleteProtection: true } },
+    {
+      type: resourceTypes.hcloudFirewall,
+      name: "firewall",
+      props: { name: "capi-fleet-prod-mgmt", rules: managementFirewallRules(["203.0.113.0/28", "2001:db8:1::/48"], "10.0.0.0/16").map((rule) => ({ ...rule, sourceIps: [...rule.sourceIps] })) },
+    },
+    ...providers,
+    { type: resourceTypes.helmRelease, name: "caren-release", props: { chart: catalog.caren.chart.chart, version: catalog.caren.chart.version } },
+    { type: resourceTypes.extensionConfigPatch, name: "caren-ready", props: { metadata: { name: carenExtensionNames().extensionConfig } }, dependsOn: ["caren-release"] },
+    { type: resourceTypes.clusterClass, name: "cluster-class", props: manifests.clusterClass as unknown as Record<string, unknown>, dependsOn: ["caren-ready"] },
+    { type: resourceTypes.stackReference, name: "deployed-state", props: { name: "organization/capi-fleet/prod", outputs: {} } },
+    ...tenants,
+  ];
+}
+
+/** A StackReference output saying these tenants run these versions (as the last update left them). */
+export function deployedOutputs(versions: Record<string, string>): Record<string, unknown> {
+  return {
+    tenantVersions: Object.fromEntries(
+      Object.entries(versions).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]),
+    ),
+  };
+}

@@ -1,0 +1,116 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import * as pulumi from "@pulumi/pulumi";
+import type { PolicyResource } from "@pulumi/policy";
+import { describe, expect, it } from "vitest";
+import { loadFleetConfig } from "../infra/config";
+import { planTenantUpgradesOrStop, readDeployedTenantVersions } from "../infra/deployed-state";
+import { createFleet } from "../infra/fleet";
+import type { FleetConfig } from "../infra/model/validate-fleet-config";
+import { resourceTypes } from "../policies/lib/fleet-resources";
+import { allRules } from "../policies/rules";
+import { evaluate, type Violation } from "../policies/testing/harness";
+import { settle } from "./fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
+import { readStackConfig, repoRoot } from "./stack-files";
+
+/**
+ * The whole pack over the whole program: each stack's program runs under mocks (as
+ * infra/index.ts does, including the StackReference to its own last outputs), and every
+ * registered resource (type, name, inputs, dependencies; the StackReference's outputs) goes
+ * to every rule with that stack's policies/config/<stack>.json.
+ */
+
+interface ProgramRun {
+  /** The last update's `tenantVersions`, as the StackReference returns it. */
+  deployed?: Record<string, string>;
+  /** Changes the validated config, as a program change or skipped validation would. */
+  tamper?: (config: FleetConfig) => FleetConfig;
+}
+
+async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registration[]> {
+  const tenantVersions = Object.fromEntries(
+    Object.entries(run.deployed ?? {}).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]),
+  );
+  const registrations = await installRecordingMocks("capi-fleet", stack, false, run.deployed ? { tenantVersions } : {});
+  const { values, secretKeys } = readStackConfig(stack);
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  const validated = loadFleetConfig();
+  const deployed = await readDeployedTenantVersions();
+  // Tampered configs skip the planner, which would stop the program before the rules see anything.
+  const config = run.tamper ? run.tamper(validated) : validated;
+  const upgrades = run.tamper ? [] : planTenantUpgradesOrStop(config, deployed);
+  const outputs = createFleet(config, `capi-fleet-${stack}`, upgrades);
+  await valueOf(outputs.managementKubeconfig);
+  await settle(registrations);
+  return registrations;
+}
+
+/** The engine's view: inputs for custom resources and components, outputs for reads like the StackReference. */
+function policyResourcesOf(registrations: readonly Registration[]): PolicyResource[] {
+  const byUrn = new Map<string, PolicyResource>();
+  const resources = registrations.map((registration) => {
+    const props = registration.type === resourceTypes.stackReference ? (registration.state ?? {}) : registration.inputs;
+    const resource = { type: registration.type, name: registration.name, urn: registration.urn, props, dependencies: [] as PolicyResource[], propertyDependencies: {} } as unknown as PolicyResource;
+    byUrn.set(registration.urn, resource);
+    return resource;
+  });
+  registrations.forEach((registration, index) => {
+    resources[index]!.dependencies = registration.dependencies.flatMap((urn) => byUrn.get(urn) ?? []);
+  });
+  return resources;
+}
+
+const policyConfig = (stack: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(path.join(repoRoot, "policies", "config", `${stack}.json`), "utf8")) as Record<string, unknown>;
+
+async function violationsOf(stack: string, run?: ProgramRun): Promise<Violation[]> {
+  return evaluate(allRules, policyResourcesOf(await runProgram(stack, run)), policyConfig(stack));
+}
+
+const mandatory = (violations: readonly Violation[]) => violations.filter((violation) => violation.level === "mandatory");
+
+describe("the policy pack over each stack's program", () => {
+  it.each(["dev", "prod"])("%s: no mandatory violation", async (stack) => {
+    const violations = await violationsOf(stack);
+    expect(mandatory(violations)).toEqual([]);
+    expect(violations).toEqual([]);
+  });
+
+  it("prod: a chained two-minor upgrade from the deployed state passes too", async () => {
+    expect(mandatory(await violationsOf("prod", { deployed: { analytics: "v1.33.10", payments: "v1.34.6", edge: "v1.33.10" } }))).toEqual([]);
+  });
+
+  it("every type token the rules match is one the program registers", async () => {
+    const registered = new Set((await runProgram("prod", { deployed: {} })).map((registration) => registration.type));
+    expect(Object.values(resourceTypes).filter((type) => !registered.has(type))).toEqual([]);
+  });
+
+  it("a violating fleet trips rules 1, 2, 4, 11, 12 and 17 by name", async () => {
+    const tamper = (config: FleetConfig): FleetConfig => ({
+      ...config,
+      management: config.management.mode === "hetzner" ? { ...config.management, deletionProtection: false, adminCidrs: ["0.0.0.0/0"] } : config.management,
+      tenants: config.tenants.map((tenant) => {
+        switch (tenant.name) {
+          case "payments":
+            return { ...tenant, kubernetesVersion: "v1.31.14" };
+          case "analytics":
+            return { ...tenant, kubernetesVersion: "v1.34.6", loadBalancerGarbageCollection: false };
+          case "edge":
+            return { ...tenant, annotations: { "caren.nutanix.com/loadbalancer-gc": "maybe" } };
+          default:
+            return tenant;
+        }
+      }),
+    });
+    const violations = mandatory(await violationsOf("prod", { deployed: { analytics: "v1.35.3" }, tamper }));
+    const named = (policy: string) => violations.filter((violation) => violation.policy === policy).map((violation) => violation.message);
+    expect(named("tenant-kubernetes-version-supported")).toEqual([expect.stringContaining('tenant "payments"')]);
+    expect(named("tenant-version-in-cluster-class")).toEqual([expect.stringContaining("spec.topology.version v1.31.14 is not in ClusterClass")]);
+    expect(named("tenant-upgrade-path")).toEqual([expect.stringContaining('tenant "analytics" (Cluster tenant-analytics/analytics): cannot go from the deployed v1.35.3 to v1.34.6')]);
+    expect(named("lb-gc-opt-out-exempted")).toEqual([expect.stringContaining('tenant "analytics"')]);
+    expect(named("lb-gc-annotation-boolean")).toEqual([expect.stringContaining('tenant "edge" (Cluster tenant-edge/edge): annotation caren.nutanix.com/loadbalancer-gc: "maybe"')]);
+    expect(named("management-deletion-protection")).toHaveLength(4); // three servers and the API load balancer
+    expect(named("management-admin-ports-closed")).toEqual([expect.stringContaining("opens port 22 to 0.0.0.0/0"), expect.stringContaining("opens port 6443 to 0.0.0.0/0")]);
+  });
+});
