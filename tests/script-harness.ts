@@ -29,10 +29,10 @@ export interface ScriptRun {
 }
 
 /** Runs a Node script with only PATH and the given environment, killed after `timeoutMs`. */
-export function runNodeScript(script: string, env: Record<string, string>, timeoutMs = 20_000): Promise<ScriptRun> {
+export function runNodeScript(script: string, env: Record<string, string>, timeoutMs = 20_000, args: readonly string[] = []): Promise<ScriptRun> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: timeoutMs });
+    const child = spawn(process.execPath, [script, ...args], { env: { PATH: process.env.PATH ?? "", ...env }, timeout: timeoutMs });
     const run = { stdout: "", stderr: "", output: "" };
     child.stdout.on("data", (chunk: Buffer) => ((run.stdout += chunk.toString()), (run.output += chunk.toString())));
     child.stderr.on("data", (chunk: Buffer) => ((run.stderr += chunk.toString()), (run.output += chunk.toString())));
