@@ -214,6 +214,12 @@ describe("the workflows' promises", () => {
     expect(broken((w) => (w.drift.permissions = { contents: "write" }))).toEqual(["drift: top-level permissions must be exactly contents: read"]);
   });
 
+  it("pin the Pulumi CLI to the SDK version package.json pins (one version, not two that drift)", () => {
+    const step = loadWorkflows()["pulumi-stack"].jobs.pulumi!.steps!.find((s) => s.uses?.startsWith("pulumi/actions@"))!;
+    const sdk = (JSON.parse(readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { dependencies: Record<string, string> }).dependencies["@pulumi/pulumi"];
+    expect(String(step.with!["pulumi-version"])).toBe(sdk);
+  });
+
   it("include linting the workflows in .ci/run, before the tests", () => {
     const ci = readFileSync(path.join(repoRoot, ".ci", "run"), "utf8");
     const lint = ci.indexOf("\nscripts/actionlint\n");
