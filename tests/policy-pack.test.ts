@@ -1,7 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
-import type { PolicyResource } from "@pulumi/policy";
 import { describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
 import { planTenantUpgradesOrStop, readDeployedTenantVersions } from "../infra/deployed-state";
@@ -11,6 +10,7 @@ import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
 import { settle } from "./fleet-run";
+import { policyResourcesOf } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot } from "./stack-files";
 
@@ -44,21 +44,6 @@ async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registra
   await valueOf(outputs.managementKubeconfig);
   await settle(registrations);
   return registrations;
-}
-
-/** The engine's view: inputs for custom resources and components, outputs for reads like the StackReference. */
-function policyResourcesOf(registrations: readonly Registration[]): PolicyResource[] {
-  const byUrn = new Map<string, PolicyResource>();
-  const resources = registrations.map((registration) => {
-    const props = registration.type === resourceTypes.stackReference ? (registration.state ?? {}) : registration.inputs;
-    const resource = { type: registration.type, name: registration.name, urn: registration.urn, props, dependencies: [] as PolicyResource[], propertyDependencies: {} } as unknown as PolicyResource;
-    byUrn.set(registration.urn, resource);
-    return resource;
-  });
-  registrations.forEach((registration, index) => {
-    resources[index]!.dependencies = registration.dependencies.flatMap((urn) => byUrn.get(urn) ?? []);
-  });
-  return resources;
 }
 
 const policyConfig = (stack: string): Record<string, unknown> =>

@@ -74,13 +74,27 @@ interface Version {
   readonly minor: number;
 }
 
+/**
+ * Parsed versions by text. Every plan re-reads the whole ClusterClass list, and semver.parse
+ * dominated the planner's profile (`npm run bench`); a fleet uses few distinct versions, and
+ * the cap keeps odd inputs from growing the cache without bound. Entries are never mutated.
+ */
+const parsedVersions = new Map<string, Version | null>();
+const parsedVersionsMax = 4096;
+
 function tryParse(text: string): Version | undefined {
-  const parsed = semver.parse(text);
-  if (!parsed) {
-    return undefined;
+  const cached = parsedVersions.get(text);
+  if (cached !== undefined) {
+    return cached ?? undefined;
   }
-  const build = parsed.build.length > 0 ? `+${parsed.build.join(".")}` : "";
-  return { text, semver: parsed, canonical: `v${parsed.version}${build}`, minor: parsed.minor };
+  const parsed = semver.parse(text);
+  const build = parsed && parsed.build.length > 0 ? `+${parsed.build.join(".")}` : "";
+  const version = parsed ? { text, semver: parsed, canonical: `v${parsed.version}${build}`, minor: parsed.minor } : null;
+  if (parsedVersions.size >= parsedVersionsMax) {
+    parsedVersions.clear();
+  }
+  parsedVersions.set(text, version);
+  return version ?? undefined;
 }
 
 function parse(text: string, what: string): Version {
@@ -148,6 +162,20 @@ function listedRange(versions: readonly string[]): string {
  * joined with "; ", or undefined when the list is acceptable.
  */
 export function validateKubernetesVersionsList(list: readonly string[]): string | undefined {
+  // Every plan validates the list again, usually the same array (the catalog's): reuse the
+  // verdict while the array still holds what it held then.
+  const known = validatedLists.get(list);
+  if (known && known.snapshot.length === list.length && known.snapshot.every((text, index) => text === list[index])) {
+    return known.problem;
+  }
+  const problem = listProblems(list);
+  validatedLists.set(list, { snapshot: [...list], problem });
+  return problem;
+}
+
+const validatedLists = new WeakMap<readonly string[], { readonly snapshot: readonly string[]; readonly problem: string | undefined }>();
+
+function listProblems(list: readonly string[]): string | undefined {
   if (list.length === 0) {
     return "spec.kubernetesVersions must list at least one version; omit the field to allow one-minor upgrades only";
   }
@@ -157,27 +185,28 @@ export function validateKubernetesVersionsList(list: readonly string[]): string 
   const problems: string[] = [];
   let previous: Version | undefined;
   list.forEach((text, index) => {
-    const entry = `spec.kubernetesVersions[${index}] (${JSON.stringify(text)})`;
+    // Built only for a problem: the list is validated on every plan.
+    const entry = (): string => `spec.kubernetesVersions[${index}] (${JSON.stringify(text)})`;
     if (text.length === 0 || text.length > kubernetesVersionsItemMaxLength) {
-      problems.push(`${entry} must be 1–${kubernetesVersionsItemMaxLength} characters long`);
+      problems.push(`${entry()} must be 1–${kubernetesVersionsItemMaxLength} characters long`);
       return;
     }
     const version = tryParse(text);
     if (!version) {
       // Like the webhook, the next entry is compared with the last valid one.
-      problems.push(`${entry}: version must be a valid semantic version`);
+      problems.push(`${entry()}: version must be a valid semantic version`);
       return;
     }
     if (previous) {
       // Same major.minor.patch with unorderable build tags (comparison 2) is tolerated: list order decides.
       const comparison = compareVersions(version, previous);
       if (comparison === -1 || comparison === 0) {
-        problems.push(`${entry}: version must be greater than ${previous.canonical}; list versions oldest first, each once`);
+        problems.push(`${entry()}: version must be greater than ${previous.canonical}; list versions oldest first, each once`);
       }
       if (previous.minor !== version.minor && previous.minor + 1 !== version.minor) {
         const fix = version.minor > previous.minor + 1 ? `; add a ${minorName(previous, previous.minor + 1)} release in between` : "";
         problems.push(
-          `${entry}: expecting a version with minor ${previous.minor} or ${previous.minor + 1}, found version ${text}${fix}`,
+          `${entry()}: expecting a version with minor ${previous.minor} or ${previous.minor + 1}, found version ${text}${fix}`,
         );
       }
     }
@@ -312,6 +341,10 @@ function controlPlanePlanFromKubernetesVersions(list: readonly string[], control
     }
     if (version.canonical === desired.canonical || compareVersions(desired, version) === -1) {
       ended = true;
+    }
+    if (started && ended) {
+      // Nothing later can become a candidate.
+      break;
     }
   }
   const first = candidates[0];

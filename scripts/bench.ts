@@ -1,0 +1,280 @@
+// `npm run bench`: fleet-scale benchmarks of the program (mock registration), the policy pack,
+// the upgrade planner and, where a full Pulumi toolchain exists, real-engine previews. Every
+// sample runs in a fresh process (Pulumi's runtime keeps per-process state, and peak heap
+// must not carry over); figures are medians. Writes a JSON report and prints a table.
+import { execFile } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parseArgs, promisify } from "node:util";
+import type { PlannerResult } from "./benchmarks/planner";
+import { previewMethod, runPreviewBench, type PreviewResult } from "./benchmarks/preview";
+import type { ProgramSample } from "./benchmarks/program-run";
+import { checkTargets, formatMarkdownTable, formatTable, mebibyte, medianOf, type TargetCheck } from "./benchmarks/stats";
+
+const execFileAsync = promisify(execFile);
+
+const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|skip|force] [--out FILE]
+
+  --runs             samples per figure (median reported; at least 3 for the report)
+  --tenants          generated fleet sizes for parts 1 and 2
+  --plans            random (control plane, target, workers) triples per planner sample
+  --preview-tenants  fleet sizes for the real-engine preview (part 4)
+  --preview          auto: run part 4 when the toolchain is complete; skip; force: try anyway
+  --out              report path (default node_modules/.cache/capi-fleet-bench/bench-report.json)`;
+
+/** Where scripts/bench compiled this file: <out>/scripts/bench.js. */
+const compiledRoot = path.resolve(__dirname, "..");
+// scripts/bench runs this from the repository root.
+const repoRoot = process.cwd();
+
+function sizes(text: string): number[] {
+  const values = text.split(",").map((part) => Number(part.trim()));
+  if (values.some((value) => !Number.isInteger(value) || value < 1)) throw new Error(`not a list of tenant counts: ${text}`);
+  return values;
+}
+
+/** Runs one compiled sample script in a fresh node and parses the JSON line it prints. */
+async function sample<T>(script: string, args: readonly string[]): Promise<T> {
+  const { stdout } = await execFileAsync(process.execPath, [path.join(compiledRoot, "scripts", "benchmarks", script), ...args], {
+    cwd: repoRoot,
+    maxBuffer: 64 * mebibyte,
+    timeout: 10 * 60_000,
+  });
+  const line = stdout.trim().split("\n").pop() ?? "";
+  return JSON.parse(line) as T;
+}
+
+async function machineInfo(): Promise<Record<string, unknown>> {
+  const git = async (...args: string[]): Promise<string> => {
+    try {
+      return (await execFileAsync("git", args, { cwd: repoRoot })).stdout.trim();
+    } catch {
+      return "unknown";
+    }
+  };
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model ?? "unknown",
+    cpus: cpus.length,
+    availableParallelism: os.availableParallelism(),
+    totalMemoryBytes: os.totalmem(),
+    loadAverageAtStart: os.loadavg(),
+    node: process.version,
+    os: `${os.type()} ${os.release()} (${os.platform()}/${os.arch()})`,
+    gitCommit: await git("rev-parse", "HEAD"),
+    gitDirty: (await git("status", "--porcelain", "--untracked-files=no")) !== "",
+  };
+}
+
+const seconds = (ms: number): string => `${(ms / 1000).toFixed(2)} s`;
+const milliseconds = (ms: number, digits = 1): string => `${ms.toFixed(digits)} ms`;
+
+async function main(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: {
+      runs: { type: "string", default: "3" },
+      tenants: { type: "string", default: "1,10,100,500" },
+      plans: { type: "string", default: "100000" },
+      "preview-tenants": { type: "string", default: "1,10,50" },
+      preview: { type: "string", default: "auto" },
+      out: { type: "string", default: path.join(compiledRoot, "bench-report.json") },
+      help: { type: "boolean", short: "h" },
+    },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(usage);
+    return 0;
+  }
+  const runs = Number(values.runs);
+  const fleetSizes = sizes(values.tenants);
+  const previewSizes = sizes(values["preview-tenants"]);
+  const plans = Number(values.plans);
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(plans) || plans < 1 || !["auto", "skip", "force"].includes(values.preview)) {
+    console.error(usage);
+    return 2;
+  }
+  const started = Date.now();
+  const log = (line: string): void => {
+    console.error(`bench: ${line}`);
+  };
+  const machine = await machineInfo();
+
+  // Parts 1 and 2: one process per sample; rounds go through every size so drift on a shared
+  // machine spreads over all of them.
+  const programSamples = new Map<number, ProgramSample[]>(fleetSizes.map((size) => [size, []]));
+  for (let run = 1; run <= runs; run++) {
+    for (const size of fleetSizes) {
+      const result = await sample<ProgramSample>("program-run.js", [String(size)]);
+      programSamples.get(size)?.push(result);
+      log(`program ${size} tenants, run ${run}/${runs}: ${seconds(result.registrationMs)} registration (CPU ${seconds(result.registrationCpuMs)}, load ${result.loadAverage.toFixed(1)}), ${(result.peakHeapBytes / mebibyte).toFixed(0)} MiB heap, ${milliseconds(result.policyMs)} policies`);
+    }
+  }
+
+  // Part 3.
+  const plannerSamples: PlannerResult[] = [];
+  for (let run = 1; run <= runs; run++) {
+    const result = await sample<PlannerResult>("planner-run.js", [String(plans)]);
+    plannerSamples.push(result);
+    log(`planner run ${run}/${runs}: ${Math.round(result.plansPerSecond).toLocaleString("en-US")} plans/s`);
+  }
+
+  // Part 4.
+  const preview: PreviewResult =
+    values.preview === "skip"
+      ? { status: "not run", reason: "skipped (--preview skip)", notes: [] }
+      : await runPreviewBench(repoRoot, previewSizes, runs, { force: values.preview === "force", log });
+
+  const registration = fleetSizes.map((size) => {
+    const samples = programSamples.get(size) ?? [];
+    return {
+      tenants: size,
+      resources: samples[0]?.resources ?? 0,
+      medianRegistrationMs: medianOf(samples, (s) => s.registrationMs),
+      medianRegistrationCpuMs: medianOf(samples, (s) => s.registrationCpuMs),
+      medianPeakHeapBytes: medianOf(samples, (s) => s.peakHeapBytes),
+      medianMaxRssBytes: medianOf(samples, (s) => s.maxRssBytes),
+      dependencyEdges: samples[0]?.dependencyEdges ?? 0,
+      samples: samples.map((s) => ({ registrationMs: s.registrationMs, registrationCpuMs: s.registrationCpuMs, loadAverage: s.loadAverage, peakHeapBytes: s.peakHeapBytes, maxRssBytes: s.maxRssBytes })),
+    };
+  });
+  const policies = fleetSizes.map((size) => {
+    const samples = programSamples.get(size) ?? [];
+    const resources = samples[0]?.resources ?? 0;
+    const medianMs = medianOf(samples, (s) => s.policyMs);
+    const byRule = Object.keys(samples[0]?.policyMsByRule ?? {}).map((rule) => ({ rule, medianMs: medianOf(samples, (s) => s.policyMsByRule[rule] ?? 0) }));
+    return {
+      tenants: size,
+      resources,
+      medianMs,
+      medianMsPerResource: medianMs / resources,
+      samplesMs: samples.map((s) => s.policyMs),
+      violations: samples[0]?.violations,
+      slowestRules: byRule.sort((a, b) => b.medianMs - a.medianMs).slice(0, 5),
+    };
+  });
+  const lastPlanner = plannerSamples[plannerSamples.length - 1];
+  const planner = lastPlanner && {
+    triples: lastPlanner.triples,
+    versionsListed: lastPlanner.versionsListed,
+    medianPlansPerSecond: medianOf(plannerSamples, (s) => s.plansPerSecond),
+    medianPlanMs: medianOf(plannerSamples, (s) => s.planMs),
+    samplesPlansPerSecond: plannerSamples.map((s) => s.plansPerSecond),
+    planned: lastPlanner.planned,
+    errors: lastPlanner.errors,
+    unexpectedErrors: Math.max(...plannerSamples.map((s) => s.unexpectedErrors)),
+    rollouts: lastPlanner.rollouts,
+  };
+
+  const checks: TargetCheck[] = checkTargets({
+    registrationMs: new Map(registration.map((row) => [row.tenants, row.medianRegistrationMs])),
+    peakHeapBytes: new Map(registration.map((row) => [row.tenants, row.medianPeakHeapBytes])),
+    policyMsPerResource: new Map(policies.map((row) => [row.tenants, row.medianMsPerResource])),
+    plansPerSecond: planner?.medianPlansPerSecond,
+    rolloutMisses: planner ? planner.rollouts.aboveLowerBound + planner.rollouts.belowLowerBound + planner.unexpectedErrors : undefined,
+    previewPolicyShare: preview.status === "ran" ? new Map(preview.rows.map((row) => [row.tenants, row.policyShare])) : undefined,
+  });
+
+  const tables = renderTables(registration, policies, planner, preview, checks);
+  const report = {
+    generatedAt: new Date().toISOString(),
+    command: `npm run bench -- ${argv.join(" ")}`.trim(),
+    runsPerFigure: runs,
+    machine,
+    registration,
+    policies,
+    planner,
+    preview: preview.status === "ran" ? preview : { ...preview, method: previewMethod },
+    targets: checks,
+    markdown: tables.markdown,
+    benchSeconds: (Date.now() - started) / 1000,
+  };
+  mkdirSync(path.dirname(path.resolve(values.out)), { recursive: true });
+  writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+
+  console.log(`Machine: ${String(machine.cpuModel)} × ${String(machine.cpus)}, ${(os.totalmem() / 1024 / mebibyte).toFixed(1)} GiB, Node ${process.version}, ${String(machine.os)}, commit ${String(machine.gitCommit).slice(0, 12)}${machine.gitDirty ? " (dirty)" : ""}`);
+  console.log(`Medians of ${runs} run(s), each sample in a fresh process.\n`);
+  console.log(tables.text);
+  console.log(`\nReport: ${path.resolve(values.out)} (${report.benchSeconds.toFixed(0)} s)`);
+  return checks.some((check) => check.status === "FAIL") ? 1 : 0;
+}
+
+type Row = readonly string[];
+
+function renderTables(
+  registration: readonly { tenants: number; resources: number; medianRegistrationMs: number; medianRegistrationCpuMs: number; medianPeakHeapBytes: number; medianMaxRssBytes: number }[],
+  policies: readonly { tenants: number; medianMs: number; medianMsPerResource: number; violations?: { mandatory: number; advisory: number } | undefined; slowestRules: { rule: string; medianMs: number }[] }[],
+  planner: { triples: number; medianPlansPerSecond: number; planned: number; errors: Record<string, number>; rollouts: PlannerResult["rollouts"] } | undefined,
+  preview: PreviewResult,
+  checks: readonly TargetCheck[],
+): { text: string; markdown: string } {
+  // A section is a table, or plain text when there is nothing to tabulate.
+  const sections: ({ title: string; header: Row; rows: Row[]; after?: string } | { title: string; text: string })[] = [];
+  sections.push({
+    title: "1+2. Program registration under mocks, then every policy over the registered resources",
+    header: ["tenants", "resources", "registration", "(CPU)", "peak heap", "max RSS", "policies", "per resource", "violations", "slowest rule"],
+    rows: registration.map((row, index) => {
+      const policy = policies[index];
+      const slowest = policy?.slowestRules[0];
+      return [
+        String(row.tenants),
+        String(row.resources),
+        seconds(row.medianRegistrationMs),
+        seconds(row.medianRegistrationCpuMs),
+        `${(row.medianPeakHeapBytes / mebibyte).toFixed(0)} MiB`,
+        `${(row.medianMaxRssBytes / mebibyte).toFixed(0)} MiB`,
+        policy ? milliseconds(policy.medianMs) : "-",
+        policy ? milliseconds(policy.medianMsPerResource, 3) : "-",
+        policy?.violations ? `${policy.violations.mandatory} mandatory, ${policy.violations.advisory} advisory` : "-",
+        slowest ? `${slowest.rule} (${milliseconds(slowest.medianMs)})` : "-",
+      ];
+    }),
+  });
+  if (planner) {
+    const errors = Object.entries(planner.errors).map(([code, count]) => `${code} ${count}`).join(", ") || "none";
+    sections.push({
+      title: `3. Upgrade planner over ${planner.triples.toLocaleString("en-US")} random (control plane, target, workers) triples`,
+      header: ["plans/s", "planned", "errors (invalid inputs)", "worker rollouts", "lower bound", "one per minor", "at lower bound"],
+      rows: [[
+        Math.round(planner.medianPlansPerSecond).toLocaleString("en-US"),
+        planner.planned.toLocaleString("en-US"),
+        errors,
+        planner.rollouts.total.toLocaleString("en-US"),
+        planner.rollouts.lowerBound.toLocaleString("en-US"),
+        planner.rollouts.onePerMinor.toLocaleString("en-US"),
+        `${planner.rollouts.atLowerBound.toLocaleString("en-US")} / ${planner.planned.toLocaleString("en-US")}`,
+      ]],
+    });
+  }
+  if (preview.status === "ran") {
+    sections.push({
+      title: "4. Real-engine pulumi preview (policy share = (with − without) / with)",
+      header: ["tenants", "with policy pack", "without", "policy share"],
+      rows: preview.rows.map((row) => [String(row.tenants), seconds(row.medianWithPolicyMs), seconds(row.medianWithoutPolicyMs), `${(row.policyShare * 100).toFixed(1)}%`]),
+      after: preview.notes.map((note) => `note: ${note}`).join("\n"),
+    });
+  } else {
+    sections.push({ title: `4. Real-engine pulumi preview: ${preview.status}`, text: [`reason: ${preview.reason}`, ...preview.notes.map((note) => `note: ${note}`)].join("\n") });
+  }
+  sections.push({ title: "Targets", header: ["target", "wanted", "measured", "status"], rows: checks.map((check) => [check.name, check.target, check.measured, check.status]) });
+
+  const text = sections
+    .map((section) => ("text" in section ? [section.title, section.text] : [section.title, formatTable(section.header, section.rows), section.after]).filter(Boolean).join("\n"))
+    .join("\n\n");
+  const markdown = sections
+    .map((section) => ("text" in section ? `**${section.title}**\n\n${section.text}` : [`**${section.title}**`, "", formatMarkdownTable(section.header, section.rows), section.after ? `\n${section.after}` : ""].join("\n")))
+    .join("\n\n");
+  return { text, markdown };
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    console.error(`bench: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`);
+    process.exitCode = 1;
+  },
+);

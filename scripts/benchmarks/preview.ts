@@ -1,0 +1,304 @@
+// Part 4 of `npm run bench`: real-engine `pulumi preview` of generated fleets, with and without
+// the policy pack. It needs a Pulumi CLI with the program's resource plugins; the preflight
+// says exactly what is missing instead of hanging or guessing, and every command has a timeout.
+import { spawn } from "node:child_process";
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { performance } from "node:perf_hooks";
+import { parse, stringify } from "yaml";
+import { configKeys } from "../../infra/model/validate-fleet-config";
+import { generatedTenants } from "./fleet-generator";
+import { median } from "./stats";
+
+/** What a command did. */
+export interface CommandResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  ms: number;
+  timedOut: boolean;
+}
+
+/** Runs a command in its own process group and kills the whole group when it overruns. */
+export function runCommand(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CommandResult> {
+  return new Promise((resolve) => {
+    const start = performance.now();
+    const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    let timedOut = false;
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    // The engine starts plugins and the language host; only the group kill reaches them all.
+    const timer = setTimeout(() => {
+      timedOut = true;
+      if (child.pid !== undefined) {
+        try {
+          process.kill(-child.pid, "SIGKILL");
+        } catch {
+          // Already gone.
+        }
+      }
+    }, options.timeoutMs);
+    const finish = (code: number | null, error?: Error): void => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr: error ? `${stderr}${error.message}` : stderr, ms: performance.now() - start, timedOut });
+    };
+    child.on("error", (error) => {
+      finish(null, error);
+    });
+    child.on("close", (code) => {
+      finish(code);
+    });
+  });
+}
+
+/** A resource plugin row of scripts/toolchain's pins block. */
+export interface PluginPin {
+  name: string;
+  version: string;
+  module: string;
+  pin: string;
+}
+
+/** Parses `scripts/toolchain pins`: the PLUGINS rows, the pinned language host and the cache directory. */
+export function parseToolchainPins(text: string): { plugins: PluginPin[]; hostPin: string | undefined; cache: string | undefined } {
+  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(text)?.[1] ?? "";
+  const plugins = block
+    .split("\n")
+    .map((line) => line.trim())
+    .filter((line) => line !== "" && !line.startsWith("#"))
+    .map((line) => {
+      const [name = "", version = "", module = "", pin = ""] = line.split(/\s+/);
+      return { name, version, module, pin };
+    });
+  return { plugins, hostPin: /^HOST_PIN=(\S+)/m.exec(text)?.[1], cache: /^cache: (.+)$/m.exec(text)?.[1] };
+}
+
+/** Parses `export NAME=value` lines of `scripts/toolchain env` (values as bash %q prints them: no quoting in practice). */
+export function parseExports(text: string): Record<string, string> {
+  const exports: Record<string, string> = {};
+  for (const match of text.matchAll(/^export ([A-Z_][A-Z0-9_]*)=(.*)$/gm)) {
+    exports[match[1] ?? ""] = (match[2] ?? "").replace(/\\(.)/g, "$1");
+  }
+  return exports;
+}
+
+function executable(file: string): boolean {
+  try {
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The first `name` on a PATH string, skipping directories `skip` rejects. */
+export function onPath(name: string, pathValue: string, skip: (dir: string) => boolean = () => false): string | undefined {
+  return pathValue
+    .split(path.delimiter)
+    .filter((dir) => dir !== "" && !skip(dir))
+    .map((dir) => path.join(dir, name))
+    .find(executable);
+}
+
+/** How part 4 can run, or why it cannot. */
+export type PreviewPreflight =
+  | { ready: true; pulumi: string; env: NodeJS.ProcessEnv; source: string; notes: string[] }
+  | { ready: false; reason: string; notes: string[]; pulumi?: string; env?: NodeJS.ProcessEnv };
+
+// scripts/toolchain's cache: <cache root>/pulumi-p<version>-<hash>/bin.
+const toolchainCache = (dir: string): boolean => /\/pulumi-p\d[^/]*\/bin\/?$/.test(dir);
+
+/**
+ * A `pulumi` on PATH (a user's install, which fetches plugins itself) wins, as in
+ * scripts/preview; otherwise the offline toolchain, which must hold every resource plugin
+ * in $PULUMI_HOME because its environment forbids plugin downloads.
+ */
+export async function previewPreflight(repoRoot: string): Promise<PreviewPreflight> {
+  const notes: string[] = [];
+  const own = onPath("pulumi", process.env.PATH ?? "", toolchainCache);
+  if (own && process.env.CAPI_FLEET_PULUMI !== "ours") {
+    return { ready: true, pulumi: own, env: { ...process.env }, source: `pulumi on PATH (${own}); it downloads missing plugins itself`, notes };
+  }
+  const toolchain = path.join(repoRoot, "scripts", "toolchain");
+  const [envResult, pinsResult] = await Promise.all([
+    runCommand(toolchain, ["env"], { cwd: repoRoot, timeoutMs: 30_000 }),
+    runCommand(toolchain, ["pins"], { cwd: repoRoot, timeoutMs: 30_000 }),
+  ]);
+  if (envResult.code !== 0 || pinsResult.code !== 0) {
+    return { ready: false, reason: `no pulumi on PATH, and scripts/toolchain env/pins failed: ${(envResult.stderr || pinsResult.stderr).trim()}`, notes };
+  }
+  const exports = parseExports(envResult.stdout);
+  const env: NodeJS.ProcessEnv = { ...process.env, ...exports };
+  const { plugins, hostPin, cache } = parseToolchainPins(pinsResult.stdout);
+  const bin = cache ? path.join(cache, "bin") : undefined;
+  const pulumi = bin ? path.join(bin, "pulumi") : undefined;
+  if (!pulumi || !executable(pulumi)) {
+    return { ready: false, reason: `no pulumi on PATH, and the offline toolchain's CLI is not built (${pulumi ?? "no cache directory"}); run scripts/toolchain build cli`, notes };
+  }
+  const cliInfo = cache ? readText(path.join(cache, "src", "cli.info")) : undefined;
+  const host = /^host (\S+)/m.exec(cliInfo ?? "")?.[1];
+  if (host && hostPin && !host.endsWith(`@${hostPin}`)) {
+    notes.push(`the Node.js language host is the fallback ${host}: the Go module proxy refuses the pinned one (@${hostPin})`);
+  }
+  const pulumiHome = exports.PULUMI_HOME ?? path.join(repoRoot, ".pulumi-home");
+  const missing = plugins.filter((plugin) => !executable(path.join(pulumiHome, "plugins", `resource-${plugin.name}-v${plugin.version}`, `pulumi-resource-${plugin.name}`)));
+  if (missing.length > 0) {
+    const refusals = await Promise.all(missing.map((plugin) => proxyRefusal(plugin)));
+    const details = missing.map((plugin, index) => `${plugin.name} ${plugin.version}${refusals[index] ? ` (${refusals[index]})` : ""}`);
+    return {
+      ready: false,
+      reason:
+        `no pulumi on PATH, and the offline toolchain (${pulumi}) has no resource plugin ${details.join("; ")} in ${pulumiHome}/plugins; ` +
+        "it forbids plugin downloads, so a preview would stop at the first resource. `scripts/toolchain install` builds them from the Go module proxy when it serves their modules",
+      notes,
+      pulumi,
+      env,
+    };
+  }
+  return { ready: true, pulumi, env, source: `offline toolchain (${pulumi})`, notes };
+}
+
+function readText(file: string): string | undefined {
+  try {
+    return readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+}
+
+/** What the Go module proxy says about a plugin's module@pin ("" when it serves it or Go is missing). */
+async function proxyRefusal(plugin: PluginPin): Promise<string> {
+  if (plugin.pin === "-" || plugin.pin === "") return "no pin in scripts/toolchain";
+  const go = onPath("go", process.env.PATH ?? "");
+  if (!go) return "";
+  const result = await runCommand(go, ["mod", "download", "-json", `${plugin.module}@${plugin.pin}`], { cwd: os.tmpdir(), timeoutMs: 60_000 });
+  if (result.timedOut) return "the Go module proxy did not answer within 60 s";
+  const error = /"Error": "(.*)"/.exec(result.stdout)?.[1];
+  if (!error) return "";
+  // e.g. "…: reading https://proxy.golang.org/…: 403 Forbidden\n\tserver response: This module version is not available."
+  const status = /: (\d{3} [^\\]+)(?:\\n\\tserver response: (.*))?$/.exec(error);
+  return `the Go module proxy refuses ${plugin.module}@${plugin.pin.slice(0, 12)}: ${status ? `${status[1] ?? ""}${status[2] ? ` (${status[2]})` : ""}` : error}`;
+}
+
+/** The passphrase of the committed stack files' placeholder secrets (scripts/preview's default). */
+const localPassphrase = "capi-fleet-local-preview";
+
+/**
+ * A stack file for N generated tenants, from the prod stack file: its encryptionsalt and
+ * encrypted placeholders are reused (every tenant token is prod's first placeholder, which a
+ * preview accepts), so the stack decrypts with the local passphrase and nothing is re-encrypted.
+ */
+export function generatedStackFile(prodStackYaml: string, tenants: number): string {
+  const file = parse(prodStackYaml) as { encryptionsalt?: string; config: Record<string, unknown> };
+  const tokens = (file.config[configKeys.tenantHcloudTokens] ?? {}) as Record<string, unknown>;
+  const placeholder = Object.values(tokens)[0];
+  if (!placeholder) throw new Error(`the prod stack file has no ${configKeys.tenantHcloudTokens} entry to reuse`);
+  const config = {
+    ...file.config,
+    [configKeys.tenants]: generatedTenants(tenants),
+    [configKeys.tenantHcloudTokens]: Object.fromEntries(generatedTenants(tenants).map((tenant) => [tenant.name, placeholder])),
+  };
+  return stringify({ ...(file.encryptionsalt ? { encryptionsalt: file.encryptionsalt } : {}), config });
+}
+
+/** One fleet size's preview timings. */
+export interface PreviewRow {
+  tenants: number;
+  withPolicyMs: number[];
+  withoutPolicyMs: number[];
+  medianWithPolicyMs: number;
+  medianWithoutPolicyMs: number;
+  /** (with − without) / with, from the medians. */
+  policyShare: number;
+}
+
+/** Part 4's result. */
+export type PreviewResult =
+  | { status: "ran"; source: string; notes: string[]; method: string; rows: PreviewRow[] }
+  | { status: "not run"; reason: string; notes: string[] }
+  | { status: "failed"; reason: string; notes: string[]; rows: PreviewRow[] };
+
+export const previewMethod =
+  "Wall time of `pulumi preview --non-interactive` on a new stack in a temporary file backend, run alternately with " +
+  "`--policy-pack policies --policy-pack-config policies/config/prod.json` and without; policy share = (median with − median without) / median with.";
+
+/**
+ * A throwaway project: the repository's Pulumi.yaml, links to the program and its
+ * dependencies, and its own stacks/ and file backend, so nothing in the checkout changes.
+ */
+function temporaryProject(repoRoot: string): string {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "capi-fleet-bench-"));
+  writeFileSync(path.join(dir, "Pulumi.yaml"), readFileSync(path.join(repoRoot, "Pulumi.yaml")));
+  for (const entry of ["infra", "components", "scripts", "node_modules", "package.json", "tsconfig.json"]) {
+    symlinkSync(path.join(repoRoot, entry), path.join(dir, entry));
+  }
+  mkdirSync(path.join(dir, "stacks"));
+  mkdirSync(path.join(dir, "state"));
+  return dir;
+}
+
+/** Runs part 4 when the preflight allows it (or when forced, to see how far it gets). */
+export async function runPreviewBench(
+  repoRoot: string,
+  sizes: readonly number[],
+  runs: number,
+  options: { force?: boolean; timeoutMs?: number; log?: (line: string) => void } = {},
+): Promise<PreviewResult> {
+  const log = options.log ?? (() => undefined);
+  const preflight = await previewPreflight(repoRoot);
+  if (!preflight.ready && !(options.force && preflight.pulumi && preflight.env)) {
+    return { status: "not run", reason: preflight.reason, notes: preflight.notes };
+  }
+  const pulumi = preflight.pulumi ?? "pulumi";
+  const project = temporaryProject(repoRoot);
+  const env: NodeJS.ProcessEnv = {
+    ...preflight.env,
+    PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
+    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? localPassphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+  };
+  const timeoutMs = options.timeoutMs ?? 20 * 60_000;
+  const prodStack = readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8");
+  const rows: PreviewRow[] = [];
+  const notes = preflight.ready ? preflight.notes : [...preflight.notes, `forced although: ${preflight.reason}`];
+  const source = preflight.ready ? preflight.source : pulumi;
+  try {
+    for (const tenants of sizes) {
+      const stack = `bench-${tenants}`;
+      writeFileSync(path.join(project, "stacks", `Pulumi.${stack}.yaml`), generatedStackFile(prodStack, tenants));
+      const init = await runCommand(pulumi, ["stack", "select", "--create", stack, "--non-interactive"], { cwd: project, env, timeoutMs: 120_000 });
+      if (init.code !== 0) {
+        return { status: "failed", reason: `pulumi stack select --create ${stack} failed: ${tail(init)}`, notes, rows };
+      }
+      const row: PreviewRow = { tenants, withPolicyMs: [], withoutPolicyMs: [], medianWithPolicyMs: Number.NaN, medianWithoutPolicyMs: Number.NaN, policyShare: Number.NaN };
+      for (let run = 0; run < runs; run++) {
+        // Alternating keeps drift on a shared machine from landing on one side only.
+        for (const withPolicy of [true, false]) {
+          const policyArgs = withPolicy ? ["--policy-pack", path.join(repoRoot, "policies"), "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")] : [];
+          const result = await runCommand(pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: project, env, timeoutMs });
+          if (result.code !== 0) {
+            const why = result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}: ${tail(result)}`;
+            return { status: "failed", reason: `pulumi preview (${tenants} tenants, ${withPolicy ? "with" : "without"} the policy pack) ${why}`, notes, rows };
+          }
+          (withPolicy ? row.withPolicyMs : row.withoutPolicyMs).push(result.ms);
+          log(`preview ${tenants} tenants ${withPolicy ? "with" : "without"} policies: ${(result.ms / 1000).toFixed(1)} s`);
+        }
+      }
+      row.medianWithPolicyMs = median(row.withPolicyMs);
+      row.medianWithoutPolicyMs = median(row.withoutPolicyMs);
+      row.policyShare = Math.max(0, (row.medianWithPolicyMs - row.medianWithoutPolicyMs) / row.medianWithPolicyMs);
+      rows.push(row);
+    }
+  } finally {
+    rmSync(project, { recursive: true, force: true });
+  }
+  return { status: "ran", source, notes, method: previewMethod, rows };
+}
+
+function tail(result: CommandResult): string {
+  const text = `${result.stderr}\n${result.stdout}`.trim().split("\n").slice(-6).join(" | ");
+  return text.length > 0 ? text : "(no output)";
+}

@@ -1,0 +1,137 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { parse } from "yaml";
+import { describe, expect, it } from "vitest";
+import { catalog } from "../infra/model/catalog";
+import { validateKubernetesVersionsList } from "../infra/model/upgrade-plan";
+import { configKeys, parseFleetConfig } from "../infra/model/validate-fleet-config";
+import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../scripts/benchmarks/fleet-generator";
+import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions } from "../scripts/benchmarks/planner";
+import { generatedStackFile, parseExports, parseToolchainPins } from "../scripts/benchmarks/preview";
+import { checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
+import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
+
+// The pure parts of `npm run bench` (scripts/bench.ts); the benchmark itself is not a test.
+
+const validated = (tenants: number) => {
+  const { values, secretKeys } = generatedStackConfig(readStackConfig("prod"), tenants, fakeHcloudToken);
+  return parseFleetConfig({ stack: "bench", values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: false });
+};
+
+describe("generated fleets", () => {
+  it("pass the real validation, two worker pools per tenant, tokens secret", () => {
+    const config = validated(3);
+    expect(config.tenants.map((tenant) => tenant.name)).toEqual(["tenant-0000", "tenant-0001", "tenant-0002"]);
+    expect(config.tenants.every((tenant) => tenant.workers.length === 2)).toBe(true);
+    expect(config.management.mode).toBe("hetzner");
+  });
+
+  it("stay valid across routing domains, where ranges repeat", () => {
+    const config = validated(tenantsPerRoutingDomain * 2 + 1);
+    expect(new Set(config.tenants.map((tenant) => tenant.network.routingDomain)).size).toBe(3);
+    expect(config.tenants[0]!.network.nodesCidr).toBe(config.tenants[tenantsPerRoutingDomain]!.network.nodesCidr);
+  });
+
+  it("deploy an older catalog version to some tenants, so upgrades get planned", () => {
+    const deployed = generatedDeployedVersions(12);
+    const tenants = generatedTenants(12);
+    expect(Object.keys(deployed).length).toBeGreaterThan(0);
+    for (const [name, version] of Object.entries(deployed)) {
+      const target = tenants.find((tenant) => tenant.name === name)!.kubernetesVersion;
+      const versions: readonly string[] = catalog.tenantKubernetesVersions;
+      expect(versions.indexOf(version)).toBe(versions.indexOf(target) - 1);
+    }
+  });
+
+  it("become a stack file that reuses prod's salt and encrypted placeholder for every tenant", () => {
+    const prod = readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8");
+    const file = parse(generatedStackFile(prod, 4)) as { encryptionsalt: string; config: Record<string, unknown> };
+    const original = parse(prod) as { encryptionsalt: string; config: Record<string, Record<string, { secure: string }>> };
+    expect(file.encryptionsalt).toBe(original.encryptionsalt);
+    const tokens = file.config[configKeys.tenantHcloudTokens] as Record<string, { secure: string }>;
+    expect(Object.keys(tokens)).toHaveLength(4);
+    expect(Object.values(tokens).every((token) => token.secure === Object.values(original.config[configKeys.tenantHcloudTokens]!)[0]!.secure)).toBe(true);
+    expect(file.config[configKeys.hcloudToken]).toEqual(original.config[configKeys.hcloudToken]);
+  });
+});
+
+describe("bench arithmetic", () => {
+  it("takes medians of odd and even sample counts", () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median([4, 1, 3, 2])).toBe(2.5);
+    expect(median([])).toBeNaN();
+  });
+
+  it("checks the issue's targets, and says which were not run", () => {
+    const checks = checkTargets({
+      registrationMs: new Map([[100, 2000], [500, 9000]]),
+      peakHeapBytes: new Map([[500, gibibyte + 1]]),
+      policyMsPerResource: new Map([[1, 0.2], [500, 0.05]]),
+      plansPerSecond: 150_000,
+      rolloutMisses: 0,
+      previewPolicyShare: undefined,
+    });
+    const byName = Object.fromEntries(checks.map((check) => [check.name, check]));
+    expect(byName["registration time(500) / time(100)"]).toMatchObject({ measured: "4.50", status: "pass" });
+    expect(byName["registration time, 500 tenants"]?.status).toBe("pass");
+    expect(byName["peak heap, 500 tenants"]?.status).toBe("FAIL");
+    expect(byName["policy time per resource (worst fleet size)"]).toMatchObject({ measured: "0.200 ms", status: "pass" });
+    expect(byName["policy share of preview time (worst)"]?.status).toBe("not run");
+    expect(byName["planner throughput"]?.status).toBe("pass");
+    expect(checkTargets({ ...emptyInputs, registrationMs: new Map([[100, 1000], [500, 6500]]) })[0]?.status).toBe("FAIL");
+  });
+
+  it("pads tables, numbers to the right", () => {
+    expect(formatTable(["name", "time"], [["a", "1.5 s"], ["long", "10.25 s"]]).split("\n")).toEqual(["name  time", "----  -------", "a       1.5 s", "long  10.25 s"]);
+  });
+});
+
+const emptyInputs = { registrationMs: new Map(), peakHeapBytes: new Map(), policyMsPerResource: new Map(), plansPerSecond: undefined, rolloutMisses: undefined, previewPolicyShare: undefined };
+
+describe("planner bench", () => {
+  const versions = syntheticKubernetesVersions();
+
+  it("lists a valid ClusterClass kubernetesVersions around the catalog's minors", () => {
+    expect(validateKubernetesVersionsList(versions)).toBeUndefined();
+    expect(versions.length).toBeLessThanOrEqual(100);
+    expect(versions).toEqual(expect.arrayContaining([...catalog.tenantKubernetesVersions]));
+  });
+
+  it("draws the same triples for a seed, and in-rule triples plan at the lower bound", () => {
+    expect(randomTriples(versions, 50)).toEqual(randomTriples(versions, 50));
+    const result = measurePlanner(versions, randomTriples(versions, 400));
+    expect(result.unexpectedErrors).toBe(0);
+    expect(result.planned).toBeGreaterThan(300);
+    expect(result.rollouts.atLowerBound).toBe(result.planned);
+    expect(result.rollouts.onePerMinor).toBeGreaterThan(result.rollouts.lowerBound);
+  });
+
+  it("counts one rollout per minor for the baseline, one for a patch, none when equal", () => {
+    const [a, b] = catalog.tenantKubernetesVersions;
+    expect(onePerMinorRollouts(a, a)).toBe(0);
+    expect(onePerMinorRollouts(a, b)).toBe(1);
+    expect(onePerMinorRollouts(versions[0]!, versions[versions.length - 1]!)).toBeGreaterThan(10);
+  });
+
+  it("re-validates a kubernetesVersions list changed after it was validated (the planner caches verdicts)", () => {
+    const list = [...versions];
+    expect(validateKubernetesVersionsList(list)).toBeUndefined();
+    list.reverse();
+    expect(validateKubernetesVersionsList(list)).toMatch(/must be greater than/);
+  });
+});
+
+describe("preview preflight parsing", () => {
+  it("reads the plugin pins and the host pin from scripts/toolchain", () => {
+    const script = readFileSync(path.join(repoRoot, "scripts", "toolchain"), "utf8");
+    const pins = parseToolchainPins(`${script}\npinset-key: p\ncache: /c/pulumi-p\n`);
+    expect(pins.plugins.map((plugin) => plugin.name).sort()).toEqual(["command", "hcloud", "kubernetes"]);
+    expect(pins.plugins.every((plugin) => plugin.module.startsWith("github.com/") && plugin.version !== "")).toBe(true);
+    expect(pins.hostPin).toMatch(/^v3\./);
+    expect(pins.cache).toBe("/c/pulumi-p");
+  });
+
+  it("reads scripts/toolchain env's exports", () => {
+    expect(parseExports("# note\nexport PATH=/a:/b\nexport PULUMI_HOME=/h\\ x\n")).toEqual({ PATH: "/a:/b", PULUMI_HOME: "/h x" });
+  });
+});
