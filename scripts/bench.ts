@@ -8,19 +8,21 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
 import type { PlannerResult } from "./benchmarks/planner";
-import { previewMethod, runPreviewBench, type PreviewResult } from "./benchmarks/preview";
+import { previewMethod, previewModes, runPreviewBench, type PreviewMode, type PreviewResult } from "./benchmarks/preview";
 import type { ProgramSample } from "./benchmarks/program-run";
 import { checkTargets, formatMarkdownTable, formatTable, mebibyte, medianOf, type TargetCheck } from "./benchmarks/stats";
 
 const execFileAsync = promisify(execFile);
 
-const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|skip|force] [--out FILE]
+const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|real|stand-in|skip|force] [--out FILE]
 
   --runs             samples per figure (median reported; at least 3 for the report)
   --tenants          generated fleet sizes for parts 1 and 2
   --plans            random (control plane, target, workers) triples per planner sample
   --preview-tenants  fleet sizes for the real-engine preview (part 4)
-  --preview          auto: run part 4 when the toolchain is complete; skip; force: try anyway
+  --preview          auto (default): real when the toolchain has the provider plugins, else stand-in;
+                     real: the fleet's program only; stand-in: the registered resources as components
+                     (no provider plugins; policy share is an upper bound); skip; force: real, try anyway
   --out              report path (default node_modules/.cache/capi-fleet-bench/bench-report.json)`;
 
 /** Where scripts/bench compiled this file: <out>/scripts/bench.js. */
@@ -92,7 +94,7 @@ async function main(argv: string[]): Promise<number> {
   const fleetSizes = sizes(values.tenants);
   const previewSizes = sizes(values["preview-tenants"]);
   const plans = Number(values.plans);
-  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(plans) || plans < 1 || !["auto", "skip", "force"].includes(values.preview)) {
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(plans) || plans < 1 || !previewModes.includes(values.preview)) {
     console.error(usage);
     return 2;
   }
@@ -125,7 +127,13 @@ async function main(argv: string[]): Promise<number> {
   const preview: PreviewResult =
     values.preview === "skip"
       ? { status: "not run", reason: "skipped (--preview skip)", notes: [] }
-      : await runPreviewBench(repoRoot, previewSizes, runs, { force: values.preview === "force", log });
+      : await runPreviewBench(repoRoot, previewSizes, runs, {
+          mode: values.preview as PreviewMode,
+          log,
+          dump: async (size, file) => {
+            await sample<ProgramSample>("program-run.js", [String(size), "--dump", file]);
+          },
+        });
 
   const registration = fleetSizes.map((size) => {
     const samples = programSamples.get(size) ?? [];
@@ -175,6 +183,7 @@ async function main(argv: string[]): Promise<number> {
     plansPerSecond: planner?.medianPlansPerSecond,
     rolloutMisses: planner ? planner.rollouts.aboveLowerBound + planner.rollouts.belowLowerBound + planner.unexpectedErrors : undefined,
     previewPolicyShare: preview.status === "ran" ? new Map(preview.rows.map((row) => [row.tenants, row.policyShare])) : undefined,
+    previewStandIn: preview.status === "ran" && preview.mode === "stand-in",
   });
 
   const tables = renderTables(registration, policies, planner, preview, checks);
@@ -202,6 +211,17 @@ async function main(argv: string[]): Promise<number> {
 }
 
 type Row = readonly string[];
+
+/** "2 mandatory (rule ×2), 1 advisory (rule)" */
+function violationText(counts: { mandatory: number; advisory: number; byRule: Record<string, { level: string; count: number }> }): string {
+  const rules = (level: string): string =>
+    Object.entries(counts.byRule)
+      .filter(([, entry]) => entry.level === level)
+      .map(([rule, entry]) => (entry.count > 1 ? `${rule} ×${entry.count}` : rule))
+      .join(", ");
+  const part = (count: number, level: string): string => `${count} ${level}${count > 0 ? ` (${rules(level)})` : ""}`;
+  return `${part(counts.mandatory, "mandatory")}, ${part(counts.advisory, "advisory")}`;
+}
 
 function renderTables(
   registration: readonly { tenants: number; resources: number; medianRegistrationMs: number; medianRegistrationCpuMs: number; medianPeakHeapBytes: number; medianMaxRssBytes: number }[],
@@ -248,9 +268,24 @@ function renderTables(
       ]],
     });
   }
-  if (preview.status === "ran") {
+  if (preview.status === "ran" && preview.mode === "stand-in") {
     sections.push({
-      title: "4. Real-engine pulumi preview (policy share = (with − without) / with)",
+      title: `4. pulumi preview, ${preview.label} (policy share = (with − without) / with)`,
+      header: ["tenants", "components", "with policy pack", "without", "policy share (upper bound)", "violations with stand-ins", "collisions"],
+      rows: preview.rows.map((row) => [
+        String(row.tenants),
+        String(row.standIn?.resources ?? "-"),
+        seconds(row.medianWithPolicyMs),
+        seconds(row.medianWithoutPolicyMs),
+        `${(row.policyShare * 100).toFixed(1)}%`,
+        row.standIn ? violationText(row.standIn.violations) : "-",
+        String(row.standIn?.collisions ?? "-"),
+      ]),
+      after: preview.notes.map((note) => `note: ${note}`).join("\n"),
+    });
+  } else if (preview.status === "ran") {
+    sections.push({
+      title: `4. pulumi preview, ${preview.label} (policy share = (with − without) / with)`,
       header: ["tenants", "with policy pack", "without", "policy share"],
       rows: preview.rows.map((row) => [String(row.tenants), seconds(row.medianWithPolicyMs), seconds(row.medianWithoutPolicyMs), `${(row.policyShare * 100).toFixed(1)}%`]),
       after: preview.notes.map((note) => `note: ${note}`).join("\n"),

@@ -1,5 +1,6 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
+import { Script } from "node:vm";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
@@ -7,7 +8,8 @@ import { validateKubernetesVersionsList } from "../infra/model/upgrade-plan";
 import { configKeys, parseFleetConfig } from "../infra/model/validate-fleet-config";
 import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../scripts/benchmarks/fleet-generator";
 import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions } from "../scripts/benchmarks/planner";
-import { generatedStackFile, parseExports, parseToolchainPins } from "../scripts/benchmarks/preview";
+import { choosePreview, generatedStackFile, parseExports, parseToolchainPins } from "../scripts/benchmarks/preview";
+import { parsePolicyViolations, policyShare, standInPlan, standInProgram } from "../scripts/benchmarks/stand-in";
 import { checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
 import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
 
@@ -133,5 +135,88 @@ describe("preview preflight parsing", () => {
 
   it("reads scripts/toolchain env's exports", () => {
     expect(parseExports("# note\nexport PATH=/a:/b\nexport PULUMI_HOME=/h\\ x\n")).toEqual({ PATH: "/a:/b", PULUMI_HOME: "/h x" });
+  });
+});
+
+describe("stand-in preview (part 4 without provider plugins)", () => {
+  const registration = (type: string, name: string, urn: string, dependencies: string[] = [], inputs: Record<string, unknown> = {}) => ({ type, name, urn, dependencies, inputs });
+
+  it("stands in for every non-pulumi registration, in order, with dependsOn on earlier stand-ins", () => {
+    const plan = standInPlan([
+      registration("pulumi:pulumi:Stack", "capi-fleet-prod", "urn:stack"),
+      registration("pulumi:providers:hcloud", "management-hcloud", "urn:provider"),
+      registration("hcloud:index/network:Network", "net", "urn:net", ["urn:provider"], { ipRange: "10.0.0.0/16" }),
+      registration("hcloud:index/server:Server", "cp-0", "urn:cp-0", ["urn:net", "urn:net", "urn:later", "urn:stack"]),
+      registration("hcloud:index/server:Server", "later", "urn:later"),
+    ]);
+    expect(plan.entries.map((entry) => [entry.type, entry.name, entry.dependsOn])).toEqual([
+      ["hcloud:index/network:Network", "net", []],
+      ["hcloud:index/server:Server", "cp-0", [0]],
+      ["hcloud:index/server:Server", "later", []],
+    ]);
+    expect(plan.entries[0]!.inputs).toEqual({ ipRange: "10.0.0.0/16" });
+    expect(plan).toMatchObject({ skippedPulumiTypes: 2, skippedDependencies: 2, unknownDependencies: 1, collisions: 0 });
+  });
+
+  it("suffixes names that collide on (type, name) and counts them; other types keep the name", () => {
+    const plan = standInPlan([
+      registration("k:Secret", "ca", "urn:a"),
+      registration("k:Secret", "ca", "urn:b"),
+      registration("k:Secret", "ca-2", "urn:c"),
+      registration("k:Secret", "ca", "urn:d"),
+      registration("k:ConfigMap", "ca", "urn:e"),
+    ]);
+    expect(plan.entries.map((entry) => entry.name)).toEqual(["ca", "ca-2", "ca-2-2", "ca-3", "ca"]);
+    expect(plan.collisions).toBe(3);
+  });
+
+  it("replaces resource objects among the inputs by a string naming them", () => {
+    const provider = { __pulumiResource: true, __pulumiType: "pulumi:providers:hcloud", __name: "management-hcloud", urn: "Calling [toJSON] on an [Output<T>] is not supported." };
+    const plan = standInPlan([registration("capi-fleet:management:ManagementCluster", "management", "urn:m", [], { hcloudProvider: provider, list: [provider, 1] })]);
+    expect(plan.entries[0]!.inputs).toEqual({ hcloudProvider: "<resource pulumi:providers:hcloud management-hcloud>", list: ["<resource pulumi:providers:hcloud management-hcloud>", 1] });
+    expect(plan.resourceReferences).toBe(2);
+  });
+
+  it("is a plain-JS program that parses", () => {
+    // Compiles without running.
+    expect(() => new Script(standInProgram)).not.toThrow();
+  });
+
+  it("counts the violations the CLI prints, by level and rule", () => {
+    const output = [
+      "Policies:",
+      "    ❌ capi-fleet@v0.1.0 (local: /tmp/pack)",
+      "        - [mandatory]  management-kubernetes-version  (capi-fleet:management:ManagementCluster: management)",
+      "          management.k3sVersion v1.30.1+k3s1 is 4 minors behind",
+      "        - [mandatory]  management-kubernetes-version  (capi-fleet:management:ManagementCluster: other)",
+      "        - [advisory]  fleet-version-drift  (pulumi:pulumi:Stack: capi-fleet-prod)",
+    ].join("\n");
+    expect(parsePolicyViolations(output)).toEqual({
+      mandatory: 2,
+      advisory: 1,
+      byRule: { "management-kubernetes-version": { level: "mandatory", count: 2 }, "fleet-version-drift": { level: "advisory", count: 1 } },
+    });
+    expect(parsePolicyViolations("Resources:\n    + 61 to create\n")).toEqual({ mandatory: 0, advisory: 0, byRule: {} });
+  });
+
+  it("takes the policy share from the medians, never below zero", () => {
+    expect(policyShare([4, 5, 100], [3, 3.5, 4])).toBeCloseTo(0.3);
+    expect(policyShare([2, 2, 2], [3, 3, 3])).toBe(0);
+  });
+
+  it("runs the real program when the toolchain is complete, else the stand-in; real and force as before", () => {
+    const complete = { ready: true, pulumi: "/bin/pulumi" };
+    const noPlugins = { ready: false, pulumi: "/bin/pulumi" };
+    const noCli = { ready: false };
+    expect([complete, noPlugins, noCli].map((preflight) => choosePreview("auto", preflight))).toEqual(["real", "stand-in", undefined]);
+    expect([complete, noPlugins, noCli].map((preflight) => choosePreview("real", preflight))).toEqual(["real", undefined, undefined]);
+    expect([complete, noPlugins, noCli].map((preflight) => choosePreview("force", preflight))).toEqual(["real", "real", undefined]);
+    expect([complete, noPlugins, noCli].map((preflight) => choosePreview("stand-in", preflight))).toEqual(["stand-in", "stand-in", undefined]);
+  });
+
+  it("labels the preview target as an upper bound when the stand-in ran", () => {
+    const share = new Map([[1, 0.04], [50, 0.06]]);
+    const [standIn] = checkTargets({ ...emptyInputs, previewPolicyShare: share, previewStandIn: true }).filter((check) => check.name.startsWith("policy share"));
+    expect(standIn).toMatchObject({ name: "policy share of preview time (worst; stand-in program: upper bound)", measured: "6.0%", status: "FAIL" });
   });
 });

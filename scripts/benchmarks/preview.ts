@@ -2,13 +2,14 @@
 // the policy pack. It needs a Pulumi CLI with the program's resource plugins; the preflight
 // says exactly what is missing instead of hanging or guessing, and every command has a timeout.
 import { spawn } from "node:child_process";
-import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { accessSync, constants, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { parse, stringify } from "yaml";
 import { configKeys } from "../../infra/model/validate-fleet-config";
 import { generatedTenants } from "./fleet-generator";
+import { parsePolicyViolations, policyShare, standInLabel, standInScratch, writeStandInPlan, type ViolationCounts } from "./stand-in";
 import { median } from "./stats";
 
 /** What a command did. */
@@ -213,11 +214,26 @@ export interface PreviewRow {
   medianWithoutPolicyMs: number;
   /** (with − without) / with, from the medians. */
   policyShare: number;
+  /** Stand-in mode only: what the stand-in program registered and what the pack reported. */
+  standIn?: StandInRowInfo;
+}
+
+/** A stand-in row's resources, what was left out, and the violations of the first run with the pack. */
+export interface StandInRowInfo {
+  resources: number;
+  collisions: number;
+  skippedPulumiTypes: number;
+  skippedDependencies: number;
+  unknownDependencies: number;
+  resourceReferences: number;
+  violations: ViolationCounts;
+  /** True when a later run with the pack reported different counts. */
+  violationsVaried: boolean;
 }
 
 /** Part 4's result. */
 export type PreviewResult =
-  | { status: "ran"; source: string; notes: string[]; method: string; rows: PreviewRow[] }
+  | { status: "ran"; mode: "real" | "stand-in"; label: string; source: string; notes: string[]; method: string; rows: PreviewRow[] }
   | { status: "not run"; reason: string; notes: string[] }
   | { status: "failed"; reason: string; notes: string[]; rows: PreviewRow[] };
 
@@ -240,17 +256,44 @@ function temporaryProject(repoRoot: string): string {
   return dir;
 }
 
-/** Runs part 4 when the preflight allows it (or when forced, to see how far it gets). */
+/** `--preview`: auto = real when the toolchain is complete, else stand-in; force = real even when it is not. */
+export type PreviewMode = "auto" | "real" | "stand-in" | "force";
+export const previewModes: readonly string[] = ["auto", "real", "stand-in", "force", "skip"];
+
+/** Which part-4 variant a mode runs, given the preflight; undefined = none (report the reason). */
+export function choosePreview(mode: PreviewMode, preflight: { ready: boolean; pulumi?: string }): "real" | "stand-in" | undefined {
+  if (mode === "force") return preflight.pulumi || preflight.ready ? "real" : undefined;
+  if (mode === "real") return preflight.ready ? "real" : undefined;
+  if (mode === "stand-in") return preflight.pulumi || preflight.ready ? "stand-in" : undefined;
+  return preflight.ready ? "real" : preflight.pulumi ? "stand-in" : undefined;
+}
+
+/** Real-program label, for symmetry with the stand-in's. */
+export const realLabel = "real engine, real program (provider plugins included)";
+
+/**
+ * Runs part 4: the real program when the preflight allows it (or when forced, to see how far
+ * it gets), else the stand-in program when a Pulumi CLI exists (`dump` writes a fleet's
+ * registrations to a file, as parts 1–2 record them).
+ */
 export async function runPreviewBench(
   repoRoot: string,
   sizes: readonly number[],
   runs: number,
-  options: { force?: boolean; timeoutMs?: number; log?: (line: string) => void } = {},
+  options: { mode?: PreviewMode; timeoutMs?: number; log?: (line: string) => void; dump?: (tenants: number, file: string) => Promise<void> } = {},
 ): Promise<PreviewResult> {
   const log = options.log ?? (() => undefined);
+  const mode = options.mode ?? "auto";
   const preflight = await previewPreflight(repoRoot);
-  if (!preflight.ready && !(options.force && preflight.pulumi && preflight.env)) {
-    return { status: "not run", reason: preflight.reason, notes: preflight.notes };
+  const chosen = choosePreview(mode, preflight);
+  if (chosen === undefined) {
+    const reason = preflight.ready ? "no Pulumi CLI" : preflight.reason;
+    return { status: "not run", reason: mode === "stand-in" ? `stand-in needs a Pulumi CLI: ${reason}` : reason, notes: preflight.notes };
+  }
+  if (chosen === "stand-in") {
+    if (!options.dump) return { status: "not run", reason: "stand-in mode needs a registration dump", notes: preflight.notes };
+    const notes = preflight.ready ? [...preflight.notes] : [...preflight.notes, `the real program cannot preview here: ${preflight.reason}`];
+    return runStandInBench(repoRoot, sizes, runs, { pulumi: preflight.pulumi ?? "pulumi", env: preflight.env ?? process.env, notes, dump: options.dump, log, timeoutMs: options.timeoutMs ?? 5 * 60_000 });
   }
   const pulumi = preflight.pulumi ?? "pulumi";
   const project = temporaryProject(repoRoot);
@@ -295,7 +338,100 @@ export async function runPreviewBench(
   } finally {
     rmSync(project, { recursive: true, force: true });
   }
-  return { status: "ran", source, notes, method: previewMethod, rows };
+  return { status: "ran", mode: "real", label: realLabel, source, notes, method: previewMethod, rows };
+}
+
+export const standInMethod =
+  "Per fleet size, the fleet is generated, validated and registered by createFleet under the test mocks (as in parts 1–2); " +
+  "a plain-JS program creates one pulumi.ComponentResource per registration (type tokens of pulumi:* skipped) with the same " +
+  "inputs, dependsOn mapped from the recorded dependencies, and registerOutputs(inputs). Wall time of `pulumi preview --non-interactive` " +
+  "on a new stack in a temporary file backend (after one untimed warm-up pair), alternately with the pack (engine's legacy analyzer path, " +
+  "`--policy-pack-config policies/config/prod.json`) and without; policy share = (median with − median without) / median with.";
+
+async function runStandInBench(
+  repoRoot: string,
+  sizes: readonly number[],
+  runs: number,
+  options: { pulumi: string; env: NodeJS.ProcessEnv; notes: string[]; dump: (tenants: number, file: string) => Promise<void>; log: (line: string) => void; timeoutMs: number },
+): Promise<PreviewResult> {
+  const { pulumi, notes, log, timeoutMs } = options;
+  const scratch = standInScratch(repoRoot);
+  const env: NodeJS.ProcessEnv = {
+    ...options.env,
+    PATH: [scratch.bin, path.dirname(pulumi), path.dirname(process.execPath), options.env.PATH ?? ""].join(path.delimiter),
+    PULUMI_HOME: scratch.home,
+    PULUMI_BACKEND_URL: `file://${scratch.state}`,
+    PULUMI_CONFIG_PASSPHRASE: localPassphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  };
+  // The toolchain's env ignores plugins on PATH; the pack's analyzer shim is one.
+  delete env.PULUMI_IGNORE_AMBIENT_PLUGINS;
+  const rows: PreviewRow[] = [];
+  const source = `${pulumi} (stand-in program in ${path.relative(repoRoot, scratch.root)}, removed afterwards)`;
+  try {
+    for (const tenants of sizes) {
+      const dumpFile = path.join(scratch.root, `registrations-${tenants}.json`);
+      const planFile = path.join(scratch.root, `plan-${tenants}.json`);
+      await options.dump(tenants, dumpFile);
+      const plan = writeStandInPlan(dumpFile, planFile);
+      const stack = `bench-${tenants}`;
+      const init = await runCommand(pulumi, ["stack", "init", stack, "--non-interactive"], { cwd: scratch.program, env, timeoutMs: 120_000 });
+      if (init.code !== 0) return { status: "failed", reason: `pulumi stack init ${stack} failed: ${tail(init)}`, notes, rows };
+      const runEnv = { ...env, CAPI_FLEET_STAND_IN_PLAN: planFile };
+      const row: PreviewRow = { tenants, withPolicyMs: [], withoutPolicyMs: [], medianWithPolicyMs: Number.NaN, medianWithoutPolicyMs: Number.NaN, policyShare: Number.NaN };
+      let violations: ViolationCounts | undefined;
+      let violationsVaried = false;
+      if (rows.length === 0) {
+        // Untimed warm-up (first preview of the bench: cold file cache for the CLI, the host and the pack's TypeScript).
+        for (const warmArgs of [["--policy-pack", scratch.pack, "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")], []]) {
+          const warm = await runCommand(pulumi, ["preview", "--stack", stack, "--non-interactive", ...warmArgs], { cwd: scratch.program, env: runEnv, timeoutMs });
+          log(`stand-in preview warm-up ${warmArgs.length > 0 ? "with" : "without"} policies: ${(warm.ms / 1000).toFixed(1)} s (not counted)`);
+        }
+      }
+      for (let run = 0; run < runs; run++) {
+        for (const withPolicy of [true, false]) {
+          const policyArgs = withPolicy ? ["--policy-pack", scratch.pack, "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")] : [];
+          const result = await runCommand(pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: scratch.program, env: runEnv, timeoutMs });
+          const found = parsePolicyViolations(result.stdout);
+          // A mandatory violation fails the preview after it ran to the end; that still is a timing.
+          const policyFailure = withPolicy && result.code !== 0 && !result.timedOut && found.mandatory > 0;
+          if (result.code !== 0 && !policyFailure) {
+            const why = result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}: ${tail(result)}`;
+            return { status: "failed", reason: `stand-in pulumi preview (${tenants} tenants, ${withPolicy ? "with" : "without"} the policy pack) ${why}`, notes, rows };
+          }
+          if (withPolicy) {
+            if (!result.stdout.includes("capi-fleet@v")) return { status: "failed", reason: `stand-in preview with the pack (${tenants} tenants) shows no policy pack run: ${tail(result)}`, notes, rows };
+            if (violations === undefined) violations = found;
+            else if (JSON.stringify(violations) !== JSON.stringify(found)) violationsVaried = true;
+          }
+          (withPolicy ? row.withPolicyMs : row.withoutPolicyMs).push(result.ms);
+          log(`stand-in preview ${tenants} tenants (${plan.resources} components) ${withPolicy ? `with policies (${found.mandatory} mandatory, ${found.advisory} advisory)` : "without policies"}: ${(result.ms / 1000).toFixed(1)} s`);
+        }
+      }
+      row.medianWithPolicyMs = median(row.withPolicyMs);
+      row.medianWithoutPolicyMs = median(row.withoutPolicyMs);
+      row.policyShare = policyShare(row.withPolicyMs, row.withoutPolicyMs);
+      row.standIn = { ...plan, violations: violations ?? { mandatory: 0, advisory: 0, byRule: {} }, violationsVaried };
+      rows.push(row);
+      rmSync(planFile, { force: true });
+    }
+  } finally {
+    rmSync(scratch.root, { recursive: true, force: true });
+    try {
+      rmdirSync(path.dirname(scratch.root));
+    } catch {
+      // Another run's scratch is still there.
+    }
+  }
+  const first = rows[0]?.standIn;
+  if (first) {
+    notes.push(
+      `stand-ins leave out the ${first.skippedPulumiTypes} pulumi:* registrations (stack, providers, the StackReference: stack rules see no deployed versions), ` +
+        `so ${first.skippedDependencies} recorded dependencies on them are dropped (${first.unknownDependencies} on unknown URNs); ${first.resourceReferences} resource object(s) among inputs became strings naming them (counts for ${rows[0]?.tenants ?? 0} tenant(s))`,
+    );
+  }
+  return { status: "ran", mode: "stand-in", label: standInLabel, source, notes, method: standInMethod, rows };
 }
 
 function tail(result: CommandResult): string {

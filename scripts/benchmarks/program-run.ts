@@ -2,7 +2,7 @@
 // generated fleet of N tenants under the test mocks, then evaluates every policy over what
 // was registered. Prints one JSON line (ProgramSample). Pulumi's runtime keeps per-process
 // state, so scripts/bench.ts starts one process per sample.
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
@@ -77,7 +77,10 @@ async function lastRegistration(registrations: Registration[], arrivedAt: () => 
   }
 }
 
-async function sample(tenants: number): Promise<ProgramSample> {
+/** The part of a registration part 4's stand-in program needs (scripts/benchmarks/stand-in.ts). */
+export type DumpedRegistration = Pick<Registration, "type" | "name" | "inputs" | "urn" | "dependencies">;
+
+async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> {
   const deployed = generatedDeployedVersions(tenants);
   const tenantVersions = Object.fromEntries(
     Object.entries(deployed).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]),
@@ -117,6 +120,11 @@ async function sample(tenants: number): Promise<ProgramSample> {
     await evaluate([rule], resources, policyConfig);
     policyMsByRule[rule.name] = performance.now() - ruleStart;
   }
+  if (dumpTo !== undefined) {
+    // Secret inputs arrive unwrapped: the file is private and lives in part 4's scratch directory.
+    const dumped: DumpedRegistration[] = registrations.map(({ type, name, inputs, urn, dependencies }) => ({ type, name, inputs, urn, dependencies }));
+    writeFileSync(dumpTo, JSON.stringify(dumped), { mode: 0o600 });
+  }
   const byPolicy: Record<string, number> = {};
   for (const violation of violations) byPolicy[violation.policy] = (byPolicy[violation.policy] ?? 0) + 1;
 
@@ -140,12 +148,14 @@ async function sample(tenants: number): Promise<ProgramSample> {
   };
 }
 
-const tenants = Number(process.argv[2]);
-if (!Number.isInteger(tenants) || tenants < 1) {
-  console.error("usage: program-run <tenants>");
+// program-run <tenants> [--dump FILE]: --dump also writes the registrations (part 4's stand-in).
+const [tenantsArg, dumpFlag, dumpTo] = process.argv.slice(2);
+const tenants = Number(tenantsArg);
+if (!Number.isInteger(tenants) || tenants < 1 || (dumpFlag !== undefined && (dumpFlag !== "--dump" || !dumpTo))) {
+  console.error("usage: program-run <tenants> [--dump FILE]");
   process.exit(2);
 }
-sample(tenants).then(
+sample(tenants, dumpTo).then(
   (result) => {
     console.log(JSON.stringify(result));
     // The Pulumi runtime keeps handles open; the sample is done.

@@ -51,6 +51,8 @@ export interface TargetInputs {
   rolloutMisses: number | undefined;
   /** Median policy share of preview time by tenant count; undefined = part 4 not run. */
   previewPolicyShare: ReadonlyMap<number, number> | undefined;
+  /** Part 4 ran the stand-in program: no provider time, so its share is an upper bound. */
+  previewStandIn?: boolean;
 }
 
 const status = (measured: number | undefined, ok: (value: number) => boolean): TargetStatus =>
@@ -72,7 +74,7 @@ export function checkTargets(inputs: TargetInputs, large = 500, base = 100): Tar
     { name: `registration time, ${large} tenants`, target: `< ${targets.registrationMsMax / 1000} s`, measured: fixed(largeMs === undefined ? undefined : largeMs / 1000, 2, " s"), status: status(largeMs, (v) => v < targets.registrationMsMax) },
     { name: `peak heap, ${large} tenants`, target: "< 1 GiB", measured: fixed(heap === undefined ? undefined : heap / mebibyte, 0, " MiB"), status: status(heap, (v) => v < targets.registrationHeapBytesMax) },
     { name: "policy time per resource (worst fleet size)", target: `< ${targets.policyMsPerResourceMax} ms`, measured: fixed(perResource, 3, " ms"), status: status(perResource, (v) => v < targets.policyMsPerResourceMax) },
-    { name: "policy share of preview time (worst)", target: `< ${targets.policyPreviewShareMax * 100}%`, measured: fixed(share === undefined ? undefined : share * 100, 1, "%"), status: status(share, (v) => v < targets.policyPreviewShareMax) },
+    { name: inputs.previewStandIn ? "policy share of preview time (worst; stand-in program: upper bound)" : "policy share of preview time (worst)", target: `< ${targets.policyPreviewShareMax * 100}%`, measured: fixed(share === undefined ? undefined : share * 100, 1, "%"), status: status(share, (v) => v < targets.policyPreviewShareMax) },
     { name: "planner throughput", target: `≥ ${targets.plansPerSecondMin.toLocaleString("en-US")} plans/s`, measured: inputs.plansPerSecond === undefined ? "-" : `${Math.round(inputs.plansPerSecond).toLocaleString("en-US")} plans/s`, status: status(inputs.plansPerSecond, (v) => v >= targets.plansPerSecondMin) },
     { name: "worker rollouts = lower bound", target: "every plan", measured: inputs.rolloutMisses === undefined ? "-" : `${inputs.rolloutMisses} miss(es)`, status: status(inputs.rolloutMisses, (v) => v === 0) },
   ];
