@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
+import { linkLegacyPolicyPack } from "./legacy-policy-pack";
 import { repoRoot } from "./stack-files";
 
 /**
@@ -15,10 +16,7 @@ import { repoRoot } from "./stack-files";
  * proxy refuses (the engine issue). It registers components carrying the type tokens and inputs
  * the rules match, which the engine hands to resource rules like any other resource.
  *
- * The pack is started through the engine's legacy analyzer path (`pulumi-analyzer-policy-<runtime>`
- * on PATH, which runs @pulumi/pulumi's run-policy-pack): the Node language host the toolchain can
- * build (the v3.68.0 fallback) has no RunPlugin, which the current path needs. So the pack is
- * linked into a scratch directory whose PulumiPolicy.yaml names a runtime without a language host.
+ * The pack is started through the engine's legacy analyzer path (see tests/legacy-policy-pack.ts).
  */
 
 const execFileAsync = promisify(execFile);
@@ -65,11 +63,7 @@ beforeAll(async () => {
   writeFileSync(path.join(scratch, "program", "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
   writeFileSync(path.join(scratch, "program", "index.js"), program);
   writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-pack-engine-stand-in", "main": "index.js" }\n');
-  for (const entry of ["index.ts", "rules.ts", "lib", "rules", "package.json"]) symlinkSync(path.join(repoRoot, "policies", entry), path.join(scratch, "pack", entry));
-  writeFileSync(path.join(scratch, "pack", "tsconfig.json"), JSON.stringify({ extends: path.join(repoRoot, "tsconfig.json") }));
-  writeFileSync(path.join(scratch, "pack", "PulumiPolicy.yaml"), "runtime: nodejs-legacy\n");
-  const analyzer = path.join(scratch, "bin", "pulumi-analyzer-policy-nodejs-legacy");
-  writeFileSync(analyzer, `#!/bin/sh\nexec "${process.execPath}" "${path.join(repoRoot, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack")}" "$1" "$2"\n`, { mode: 0o755 });
+  linkLegacyPolicyPack(repoRoot, path.join(scratch, "pack"), path.join(scratch, "bin"));
   env = {
     ...process.env,
     PATH: [path.join(scratch, "bin"), path.join(cache, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(":"),

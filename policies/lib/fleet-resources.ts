@@ -30,7 +30,8 @@ export const resourceTypes = {
 
 type Props = Record<string, unknown>;
 
-function record(value: unknown): Props {
+/** The value as a plain object, or an empty one (props may hold anything). */
+export function record(value: unknown): Props {
   return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Props) : {};
 }
 

@@ -2,9 +2,7 @@ import { parse } from "yaml";
 import { catalog } from "../../infra/model/catalog";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
 import { resourceRule } from "../lib/define";
-import { resourceTypes } from "../lib/fleet-resources";
-
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null && !Array.isArray(value);
+import { record, resourceTypes } from "../lib/fleet-resources";
 
 /** Rule 16 (advisory): `Retain` volumes outlive their cluster and keep costing money. */
 export const csiReclaimPolicyDelete = resourceRule<{ exemptClusters: string[] }>({
@@ -16,11 +14,11 @@ export const csiReclaimPolicyDelete = resourceRule<{ exemptClusters: string[] }>
   config: { exemptClusters: { type: "array", items: { type: "string" }, default: [] } },
   resourceTypes: [resourceTypes.helmChartProxy],
   validate: (props, config, report) => {
-    const spec = isRecord(props.spec) ? props.spec : {};
+    const spec = record(props.spec);
     if (spec.chartName !== catalog.hcloudCsi.chart.chart) return;
-    const metadata = isRecord(props.metadata) ? props.metadata : {};
+    const metadata = record(props.metadata);
     const namespace = typeof metadata.namespace === "string" ? metadata.namespace : "default";
-    const selector = isRecord(spec.clusterSelector) && isRecord(spec.clusterSelector.matchLabels) ? spec.clusterSelector.matchLabels : {};
+    const selector = record(record(spec.clusterSelector).matchLabels);
     const tenantLabel = selector[tenantLabels.tenant];
     const tenant = typeof tenantLabel === "string" ? tenantLabel : undefined;
     // The same keys as lb-gc-opt-out-exempted: the tenant, or its Cluster as namespace/name.
@@ -34,13 +32,13 @@ export const csiReclaimPolicyDelete = resourceRule<{ exemptClusters: string[] }>
       report(`${where}: valuesTemplate is not YAML (${String(error)}), so its StorageClasses cannot be checked.`);
       return;
     }
-    const storageClasses = isRecord(values) ? values.storageClasses : undefined;
+    const storageClasses = record(values).storageClasses;
     if (storageClasses !== undefined && !Array.isArray(storageClasses)) {
       report(`${where}: valuesTemplate storageClasses is not a list, so its StorageClasses cannot be checked.`);
       return;
     }
     for (const storageClass of (storageClasses ?? []) as unknown[]) {
-      const entry = isRecord(storageClass) ? storageClass : {};
+      const entry = record(storageClass);
       // The chart's default is Delete.
       const reclaimPolicy = typeof entry.reclaimPolicy === "string" ? entry.reclaimPolicy : "Delete";
       if (reclaimPolicy !== "Delete") {

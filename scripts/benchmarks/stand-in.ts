@@ -2,8 +2,9 @@
 // a stand-in program registers the fleet's recorded resources as components (same type tokens,
 // inputs and dependencies) and the real engine previews it with and without the policy pack.
 // No provider plugins run, so provider time is absent and the policy share is an upper bound.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { linkLegacyPolicyPack } from "../../tests/legacy-policy-pack";
 import type { DumpedRegistration } from "./program-run";
 import { median } from "./stats";
 
@@ -134,9 +135,6 @@ for (const entry of plan.entries) {
 }
 `;
 
-/** The pack's files linked into a scratch directory (as tests/policy-pack-engine.test.ts does). */
-const packEntries = ["index.ts", "rules.ts", "lib", "rules", "package.json"];
-
 /**
  * A scratch project under node_modules/.cache (so the program resolves @pulumi/pulumi): the
  * stand-in program, the pack started through the engine's legacy analyzer path, and a
@@ -151,11 +149,7 @@ export function standInScratch(repoRoot: string): { root: string; program: strin
   writeFileSync(path.join(dirs.program, "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
   writeFileSync(path.join(dirs.program, "index.js"), standInProgram);
   writeFileSync(path.join(dirs.program, "package.json"), '{ "name": "capi-fleet-bench-stand-in", "main": "index.js" }\n');
-  for (const entry of packEntries) symlinkSync(path.join(repoRoot, "policies", entry), path.join(dirs.pack, entry));
-  writeFileSync(path.join(dirs.pack, "tsconfig.json"), JSON.stringify({ extends: path.join(repoRoot, "tsconfig.json") }));
-  writeFileSync(path.join(dirs.pack, "PulumiPolicy.yaml"), "runtime: nodejs-legacy\n");
-  const runPolicyPack = path.join(repoRoot, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack");
-  writeFileSync(path.join(dirs.bin, "pulumi-analyzer-policy-nodejs-legacy"), `#!/bin/sh\nexec "${process.execPath}" "${runPolicyPack}" "$1" "$2"\n`, { mode: 0o755 });
+  linkLegacyPolicyPack(repoRoot, dirs.pack, dirs.bin);
   return { root, ...dirs };
 }
 
