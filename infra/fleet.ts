@@ -2,6 +2,7 @@ import * as hcloud from "@pulumi/hcloud";
 import * as pulumi from "@pulumi/pulumi";
 import { Caren } from "../components/caren";
 import { ClusterApi } from "../components/cluster-api";
+import { DeployedState } from "../components/deployed-state";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
 import { HetznerClusterClass } from "../components/hetzner-cluster-class";
@@ -9,6 +10,7 @@ import { ManagementCluster } from "../components/management-cluster";
 import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
 import { apiVersions } from "./model/cluster-api-kinds";
+import { networkZoneOf } from "./model/fleet-config";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
 
 /** The platform components, for callers (and tests) that attach more to them. */
@@ -71,6 +73,7 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     { providers: [cluster.provider], dependsOn: [platform.caren] },
   );
   const tenants = new Map(config.tenants.map((tenant) => [tenant.name, createTenant(tenant, cluster, platform, clusterClass)]));
+  new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
     managementCluster: cluster,
@@ -120,6 +123,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
           {
             hcloudToken: pulumi.secret(management.hcloudToken.reveal()),
             networkId: cluster.networkId.apply((id) => id ?? ""),
+            networkZone: networkZoneOf[management.location],
           },
           { ...onCluster, dependsOn: [cluster] },
         )

@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/fleet-run";
+import { chartEnvironment, loadBalancerPlacement } from "../tests/hcloud-ccm-load-balancer";
 import { valueOf, type Registration } from "../tests/pulumi-mocks";
 import { fakeHcloudToken } from "../tests/stack-files";
 import type { FleetOutputs } from "./fleet";
@@ -153,9 +154,16 @@ describe.each([
       env: {
         HCLOUD_NETWORK: { valueFrom: { secretKeyRef: { name: "hcloud", key: "network" } } },
         HCLOUD_NETWORK_ROUTES_ENABLED: { value: "false" },
+        HCLOUD_LOAD_BALANCERS_NETWORK_ZONE: expect.anything(),
       },
     });
     expect(waitsFor(registrations, release("management-hcloud-ccm-release"), secret)).toBe(true);
+  });
+
+  it("lets the hcloud CCM create load balancers for LoadBalancer Services, in the zone of the servers' subnet", () => {
+    const values = release("management-hcloud-ccm-release").inputs.values as { env?: Record<string, unknown> };
+    const subnet = one(registrations, "hcloud:index/networkSubnet:NetworkSubnet");
+    expect(loadBalancerPlacement(chartEnvironment(values))).toEqual({ networkZone: subnet.inputs.networkZone });
   });
 
   it("pins the FluxInstance to the catalog's distribution and waits for it", () => {

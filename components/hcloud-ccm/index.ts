@@ -11,6 +11,8 @@ export interface HcloudCloudControllerManagerArgs {
   hcloudToken: pulumi.Input<string>;
   /** ID of the private network the nodes are attached to. */
   networkId: pulumi.Input<string>;
+  /** Network zone of that network; LoadBalancer Services get their load balancers there. */
+  networkZone: string;
 }
 
 /**
@@ -37,7 +39,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     );
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: catalog.hcloudCloudControllerManager.chart, namespace: "kube-system", values: hcloudCcmValues() },
+      { pin: catalog.hcloudCloudControllerManager.chart, namespace: "kube-system", values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
       { parent: this, dependsOn: [secret] },
     );
     this.registerOutputs({});

@@ -111,7 +111,7 @@ export function tenantTopologyVariables(tenant: TenantClusterSettings): { name: 
         enabled: true,
         cidrBlock: nodes.text,
         subnetCidrBlock: tenant.network.nodesSubnetCidr ?? firstSubnet(nodes, 24),
-        networkZone: networkZoneOf[firstRegion],
+        networkZone: tenantNetworkZone(tenant),
       },
     },
     { name: names.placementGroups, value: placementGroups.map((name) => ({ name, type: "spread" })) },
@@ -129,10 +129,21 @@ export function tenantTopologyVariables(tenant: TenantClusterSettings): { name: 
 /**
  * The hcloud CCM in the workload cluster, with the same values as on the management
  * cluster (hcloud-ccm-values.ts): token and network ID from the `hcloud` Secret CAPH copies
- * into kube-system. Load balancers target the nodes' private IPs.
+ * into kube-system. Load balancers target the nodes' private IPs and are created in the
+ * network zone of the tenant's regions unless a Service's annotation says otherwise.
  */
 export function hcloudCcmProxy(tenant: TenantClusterSettings): Manifest {
-  return helmChartProxy(tenant, "hcloud-ccm", catalog.hcloudCloudControllerManager.chart, tenantLabels.hcloudCcm, hcloudCcmValues({ privateLoadBalancerTargets: true }));
+  const values = hcloudCcmValues({ loadBalancerNetworkZone: tenantNetworkZone(tenant), privateLoadBalancerTargets: true });
+  return helmChartProxy(tenant, "hcloud-ccm", catalog.hcloudCloudControllerManager.chart, tenantLabels.hcloudCcm, values);
+}
+
+/** The network zone of the tenant's regions (validation keeps them in one), where its private network lives. */
+export function tenantNetworkZone(tenant: TenantSettings): string {
+  const [firstRegion] = tenant.regions;
+  if (!firstRegion) {
+    throw new Error(`tenant ${tenant.name} has no region; the config validation should have refused it`);
+  }
+  return networkZoneOf[firstRegion];
 }
 
 /** Name of the StorageClass the hcloud CSI driver provides (the cluster default). */
