@@ -17,6 +17,12 @@ import { upstreamOf } from "../upstream";
 /** Scripts the command provider runs from the project root. */
 export const workloadKubeconfigScript = "scripts/workload-kubeconfig.mjs";
 
+/**
+ * How pulumi-kubernetes deletes an object: "foreground" (its default), "background" or
+ * "orphan" (pulumi/pulumi-kubernetes provider/pkg/metadata/annotations.go and overrides.go).
+ */
+export const deletionPropagationAnnotation = "pulumi.com/deletionPropagationPolicy";
+
 /** Arguments of {@link TenantCluster}. */
 export interface TenantClusterArgs {
   /** The tenant's validated settings (no secrets). */
@@ -94,7 +100,14 @@ export class TenantCluster extends pulumi.ComponentResource {
           ...manifest.metadata,
           // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
           // the kubeconfig command below is the bounded wait instead.
-          annotations: { ...manifest.metadata.annotations, "pulumi.com/skipAwait": "true" },
+          annotations: {
+            ...manifest.metadata.annotations,
+            "pulumi.com/skipAwait": "true",
+            // Foreground deletion (pulumi-kubernetes' default) lets the garbage collector delete
+            // the MachineDeployments, control plane and HetznerCluster at once, around CAPI's own
+            // teardown order (cluster-api #4085); in the background only CAPI deletes them.
+            [deletionPropagationAnnotation]: "background",
+          },
         },
       },
       {
