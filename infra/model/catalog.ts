@@ -53,6 +53,20 @@ export const catalog = {
    */
   tenantNodeImage: "ubuntu-24.04",
 
+  /**
+   * containerd on tenant nodes, installed from its release bundle (cri-containerd-cni, with
+   * its .sha256sum) by infra/model/shell/install-kubernetes.sh. The version CAPH's own
+   * ClusterClass pins (syself/cluster-api-provider-hetzner@v1.1.8:
+   * templates/cluster-templates/v1beta1/cluster-class.yaml, `export CONTAINERD=1.7.26`).
+   * 1.x because CAREN's containerd patches target the 1.x config layout; Kubernetes 1.35 is
+   * the last minor that supports containerd 1.x, so a 1.36 tenant needs containerd 2 first.
+   */
+  containerd: {
+    version: "1.7.26",
+    /** The newest Kubernetes minor that still supports containerd 1.x. */
+    lastKubernetesMinorForV1: "1.35",
+  },
+
   /** cert-manager: issues the webhook certificates of CAPI, the operator and CAREN. */
   certManager: {
     /** cert-manager/cert-manager releases; charts.jetstack.io versions keep the leading v. */
@@ -202,6 +216,37 @@ export const catalog = {
    * Kubernetes 1.36 needs.
    */
   tenantKubernetesVersions: ["v1.33.10", "v1.34.6", "v1.35.3"],
+
+  /** Hetzner Cloud names the config is checked against without calling Hetzner's API. */
+  hcloud: {
+    /**
+     * The locations CAPH accepts (its CRDs refuse others) and the network zone of each
+     * (syself/cluster-api-provider-hetzner@v1.1.8: api/v1beta1/types.go `Region` enum and
+     * api/v1beta1/hetznercluster_webhook.go `regionNetworkZoneMap`).
+     */
+    networkZoneOfLocation: { fsn1: "eu-central", nbg1: "eu-central", hel1: "eu-central", ash: "us-east", hil: "us-west", sin: "ap-southeast" },
+    /**
+     * Server types Hetzner lists (docs.hetzner.com/cloud/servers/overview, `hcloud server-type
+     * list`), checked by hand when this release was pinned: cost-optimised cx, AMD cpx (both
+     * generations), Arm cax, dedicated ccx. Hetzner changes the list and CAPH no longer checks
+     * it (same CAPH release: api/v1beta1/hcloudmachine_types.go, `Type`), so a type outside it
+     * is a warning, not an error: it cannot be known offline.
+     */
+    serverTypes: [
+      "cx23", "cx33", "cx43", "cx53",
+      "cpx11", "cpx21", "cpx31", "cpx41", "cpx51",
+      "cpx12", "cpx22", "cpx32", "cpx42", "cpx52", "cpx62",
+      "cax11", "cax21", "cax31", "cax41",
+      "ccx13", "ccx23", "ccx33", "ccx43", "ccx53", "ccx63",
+    ],
+    /**
+     * Hetzner system images the servers are known to boot with this fleet's cloud-init and node
+     * install script. Anything else may be a snapshot or a CAPH image label
+     * (api/v1beta1/hcloudmachine_types.go, `ImageName`: an image's name or its label), which
+     * only Hetzner's API knows, so it is a warning.
+     */
+    systemImages: ["ubuntu-24.04", "ubuntu-22.04", "debian-12"],
+  },
 } as const;
 
 export type Catalog = typeof catalog;

@@ -25,6 +25,7 @@ export function catalogSummary(): CatalogRow[] {
     { component: "hcloud CSI chart", version: c.hcloudCsi.chart.version, why: `newest release; Kubernetes ${describeRange(c.hcloudCsi.kubernetes)}` },
     { component: "Flux Operator chart", version: c.flux.operatorChart.version, why: "newest release the Go proxy serves" },
     { component: "Flux distribution", version: c.flux.distribution, why: "newest Flux the operator bundles; exact, so upgrades are reviewed diffs" },
+    { component: "containerd (tenant nodes)", version: c.containerd.version, why: `what CAPH's ClusterClass pins; 1.x for CAREN's containerd patches, which holds tenants at Kubernetes ≤ ${c.containerd.lastKubernetesMinorForV1}` },
     { component: "Tenant Kubernetes", version: c.tenantKubernetesVersions.join(", "), why: "CAPI ∩ CAPH ∩ Cilium ranges ∩ CAREN's tested versions; one patch per minor" },
   ];
 }
