@@ -10,7 +10,7 @@ import { parseArgs, promisify } from "node:util";
 import type { PlannerResult } from "./benchmarks/planner";
 import { previewMethod, previewModes, runPreviewBench, type PreviewMode, type PreviewResult } from "./benchmarks/preview";
 import type { ProgramSample } from "./benchmarks/program-run";
-import { checkTargets, formatMarkdownTable, formatTable, mebibyte, medianOf, type TargetCheck } from "./benchmarks/stats";
+import { benchExitCode, checkTargets, formatMarkdownTable, formatTable, mebibyte, medianOf, type TargetCheck } from "./benchmarks/stats";
 
 const execFileAsync = promisify(execFile);
 
@@ -207,7 +207,7 @@ async function main(argv: string[]): Promise<number> {
   console.log(`Medians of ${runs} run(s), each sample in a fresh process.\n`);
   console.log(tables.text);
   console.log(`\nReport: ${path.resolve(values.out)} (${report.benchSeconds.toFixed(0)} s)`);
-  return checks.some((check) => check.status === "FAIL") ? 1 : 0;
+  return benchExitCode(checks, preview.status);
 }
 
 type Row = readonly string[];

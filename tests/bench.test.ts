@@ -8,9 +8,9 @@ import { validateKubernetesVersionsList } from "../infra/model/upgrade-plan";
 import { configKeys, parseFleetConfig } from "../infra/model/validate-fleet-config";
 import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../scripts/benchmarks/fleet-generator";
 import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions } from "../scripts/benchmarks/planner";
-import { choosePreview, generatedStackFile, parseExports, parseToolchainPins } from "../scripts/benchmarks/preview";
-import { parsePolicyViolations, policyShare, standInPlan, standInProgram } from "../scripts/benchmarks/stand-in";
-import { checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
+import { choosePreview, generatedStackFile, parseExports, parseToolchainPins, policyReport, programPlugins } from "../scripts/benchmarks/preview";
+import { parsePolicyViolations, policyShare, standInPlan, standInProgramFile } from "../scripts/benchmarks/stand-in";
+import { benchExitCode, checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
 import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
 
 // The pure parts of `npm run bench` (scripts/bench.ts); the benchmark itself is not a test.
@@ -127,7 +127,8 @@ describe("preview preflight parsing", () => {
   it("reads the plugin pins and the host pin from scripts/toolchain", () => {
     const script = readFileSync(path.join(repoRoot, "scripts", "toolchain"), "utf8");
     const pins = parseToolchainPins(`${script}\npinset-key: p\ncache: /c/pulumi-p\n`);
-    expect(pins.plugins.map((plugin) => plugin.name).sort()).toEqual(["command", "hcloud", "kubernetes"]);
+    expect(programPlugins(repoRoot, pins.plugins).map((plugin) => plugin.name).sort()).toEqual(["command", "hcloud", "kubernetes"]);
+    expect(pins.plugins.map((plugin) => `${plugin.name}@${plugin.version}`)).toContain("kubernetes@4.25.0");
     expect(pins.plugins.every((plugin) => plugin.module.startsWith("github.com/") && plugin.version !== "")).toBe(true);
     expect(pins.hostPin).toMatch(/^v3\./);
     expect(pins.cache).toBe("/c/pulumi-p");
@@ -177,9 +178,16 @@ describe("stand-in preview (part 4 without provider plugins)", () => {
     expect(plan.resourceReferences).toBe(2);
   });
 
+  it("hands a fleet component's declared children to the stand-in program by entry, dropping what it did not stand in for", () => {
+    const component = { ...registration("capi-fleet:tenants:TenantCluster", "tenant-a", "urn:t"), outputs: { declared: [{ urn: "urn:c", props: { kind: "Cluster" } }, { urn: "urn:gone", props: {} }], version: "v1" } };
+    const plan = standInPlan([registration("pulumi:providers:kubernetes", "k", "urn:k"), component, registration("k:Cluster", "a", "urn:c")]);
+    expect(plan.entries[0]!.outputs).toEqual({ other: { version: "v1" }, declared: [{ entry: 1, props: { kind: "Cluster" } }] });
+    expect(plan.entries[1]!.outputs).toBeUndefined();
+  });
+
   it("is a plain-JS program that parses", () => {
     // Compiles without running.
-    expect(() => new Script(standInProgram)).not.toThrow();
+    expect(() => new Script(readFileSync(standInProgramFile(repoRoot), "utf8"))).not.toThrow();
   });
 
   it("counts the violations the CLI prints, by level and rule", () => {
@@ -197,6 +205,25 @@ describe("stand-in preview (part 4 without provider plugins)", () => {
       byRule: { "management-kubernetes-version": { level: "mandatory", count: 2 }, "fleet-version-drift": { level: "advisory", count: 1 } },
     });
     expect(parsePolicyViolations("Resources:\n    + 61 to create\n")).toEqual({ mandatory: 0, advisory: 0, byRule: {} });
+  });
+
+  it("exits 1 when the real-engine preview failed, even with every target met", () => {
+    expect(benchExitCode([{ status: "pass" }], "failed")).toBe(1);
+    expect(benchExitCode([{ status: "pass" }], "ran")).toBe(0);
+    expect(benchExitCode([{ status: "pass" }], "not run")).toBe(0);
+    expect(benchExitCode([{ status: "FAIL" }], "ran")).toBe(1);
+  });
+
+  it("shows a failed preview's whole Policies block, not the tail of its output", () => {
+    const block = [
+      "Policies:",
+      "    ❌ capi-fleet@v0.1.0 (local: /tmp/pack)",
+      "        - [mandatory]  tenant-upgrade-path  (kubernetes:cluster.x-k8s.io/v1beta2:Cluster: tenant-payments)",
+      "          tenant \"payments\": cannot go from the deployed v1.35.3 to v1.34.6",
+    ].join("\n");
+    const output = ["Previewing update (prod):", "    + 61 to create", "", block, "", "Outputs:", "    tenantVersions: {}", "Resources:", "    + 61 to create"].join("\n");
+    expect(policyReport(output)).toBe(block);
+    expect(policyReport("Resources:\n    + 61 to create\n")).toBe("");
   });
 
   it("takes the policy share from the medians, never below zero", () => {

@@ -10,7 +10,7 @@ import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
 import { settle } from "./fleet-run";
-import { policyResourcesOf } from "./policy-resources";
+import { engineViewOfRegistrations } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot } from "./stack-files";
 
@@ -38,8 +38,9 @@ async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registra
   const validated = loadFleetConfig();
   const deployed = await readDeployedTenantVersions();
   // Tampered configs skip the planner, which would stop the program before the rules see anything.
+  // They are planned from the validated config, so the deployed state is still published.
+  const upgrades = planTenantUpgradesOrStop(validated, deployed);
   const config = run.tamper ? run.tamper(validated) : validated;
-  const upgrades = run.tamper ? [] : planTenantUpgradesOrStop(config, deployed);
   const outputs = createFleet(config, `capi-fleet-${stack}`, upgrades);
   await valueOf(outputs.managementKubeconfig);
   await settle(registrations);
@@ -50,7 +51,7 @@ const policyConfig = (stack: string): Record<string, unknown> =>
   JSON.parse(readFileSync(path.join(repoRoot, "policies", "config", `${stack}.json`), "utf8")) as Record<string, unknown>;
 
 async function violationsOf(stack: string, run?: ProgramRun): Promise<Violation[]> {
-  return evaluate(allRules, policyResourcesOf(await runProgram(stack, run)), policyConfig(stack));
+  return evaluate(allRules, engineViewOfRegistrations(await runProgram(stack, run)), policyConfig(stack));
 }
 
 const mandatory = (violations: readonly Violation[]) => violations.filter((violation) => violation.level === "mandatory");

@@ -1,22 +1,32 @@
 import type { PolicyResource } from "@pulumi/policy";
-import { resourceTypes } from "../policies/lib/fleet-resources";
+import { freshPreviewOutputs, linkResources, type EngineView } from "../policies/testing/harness";
 import type { Registration } from "./pulumi-mocks";
 
+/** The StackReference type token: a read, which never reaches stack rules. */
+const stackReferenceType = "pulumi:pulumi:StackReference";
+
+function link(registrations: readonly Registration[], propsOf: (registration: Registration) => Record<string, unknown>): PolicyResource[] {
+  return linkResources(
+    registrations,
+    propsOf,
+    (registration) => registration.urn,
+    (registration) => registration.dependencies,
+    (registration) => registration.parent || undefined,
+  );
+}
+
 /**
- * The engine's view of recorded registrations, as the policy pack gets it: inputs for custom
- * resources and components, outputs for reads like the StackReference, and dependencies as
- * resource objects. Shared by tests/policy-pack.test.ts and `npm run bench`.
+ * What the engine hands the policy pack for recorded registrations, on the preview of a fresh
+ * stack (policies/testing/harness.ts says why): inputs to resource rules; to stack rules,
+ * components' registered outputs and nothing of custom resources, without the StackReference.
+ * Shared by tests/policy-pack.test.ts, the real-engine comparison and `npm run bench`.
  */
-export function policyResourcesOf(registrations: readonly Registration[]): PolicyResource[] {
-  const byUrn = new Map<string, PolicyResource>();
-  const resources = registrations.map((registration) => {
-    const props = registration.type === resourceTypes.stackReference ? (registration.state ?? {}) : registration.inputs;
-    const resource = { type: registration.type, name: registration.name, urn: registration.urn, props, dependencies: [] as PolicyResource[], propertyDependencies: {} } as unknown as PolicyResource;
-    byUrn.set(registration.urn, resource);
-    return resource;
-  });
-  registrations.forEach((registration, index) => {
-    resources[index]!.dependencies = registration.dependencies.flatMap((urn) => byUrn.get(urn) ?? []);
-  });
-  return resources;
+export function engineViewOfRegistrations(registrations: readonly Registration[]): EngineView {
+  return {
+    forResourceRules: link(registrations, (registration) => registration.inputs),
+    forStackRules: link(
+      registrations.filter((registration) => registration.type !== stackReferenceType),
+      (registration) => freshPreviewOutputs({ type: registration.type, outputs: registration.outputs }),
+    ),
+  };
 }

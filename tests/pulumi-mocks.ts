@@ -29,6 +29,8 @@ export interface Registration {
   deleteTimeout: string;
   /** What the mock returned as the resource's state (its outputs): inputs plus fake computed values. */
   state?: Record<string, unknown>;
+  /** A component's registered outputs (`registerOutputs`), secrets unwrapped; undefined until registered. */
+  outputs?: Record<string, unknown>;
 }
 
 /** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
@@ -45,6 +47,7 @@ interface RegisterRequest {
 interface MockMonitorInternals {
   newUrn(parent: string, type: string, name: string): string;
   registerResource(request: RegisterRequest, callback: unknown): Promise<void>;
+  registerResourceOutputs(request: { getUrn(): string; getOutputs(): { toJavaScript(): Record<string, unknown> } | undefined }, callback: unknown): void;
 }
 
 /** The wire marker Pulumi puts on secret values (sdk/nodejs/runtime/rpc.ts). */
@@ -138,6 +141,13 @@ export async function installRecordingMocks(
       deleteTimeout: request.getCustomtimeouts()?.getDelete() ?? "",
     });
     return registerResource(request, callback);
+  };
+  // Components' registerOutputs: what the engine hands stack rules for them.
+  const registerResourceOutputs = monitor.registerResourceOutputs.bind(monitor);
+  monitor.registerResourceOutputs = (request, callback) => {
+    const registration = registrations.find((candidate) => candidate.urn === request.getUrn());
+    if (registration) registration.outputs = unwrapSecrets(request.getOutputs()?.toJavaScript() ?? {}) as Record<string, unknown>;
+    registerResourceOutputs(request, callback);
   };
   return registrations;
 }

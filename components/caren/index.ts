@@ -3,11 +3,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/caren-extensions";
 import { catalog } from "../../infra/model/catalog";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
+import { platformNamespaces } from "../../infra/model/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
+import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
 /** Namespace CAREN's docs install it in; its webhooks and Service live here. */
-export const carenNamespace = "caren-system";
+export const carenNamespace = platformNamespaces.caren;
 
 /** API version of the ExtensionConfig CAREN's chart creates (v1alpha1 before CAREN v0.44.1). */
 
@@ -58,29 +60,30 @@ export class Caren extends pulumi.ComponentResource {
     const pin = catalog.caren.chart;
     this.extensionNames = carenExtensionNames(pin.version, pin.chart);
 
-    const release = pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues }, { parent: this, dependsOn: upstreamOf(opts) });
+    const facts = new DeclaredFacts();
+    const release = facts.add(
+      pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues }, { parent: this, dependsOn: upstreamOf(opts) }),
+      { chart: pin.chart, version: pin.version },
+    );
 
     // The chart owns the ExtensionConfig; this patch only adds the wait annotation, so
     // Pulumi blocks until CAPI's runtime controller has called CAREN's discovery endpoint
     // (pulumi-kubernetes awaits Patch resources like any other: pkg/await/await.go Creation).
-    this.ready = new k8s.apiextensions.CustomResourcePatch(
-      `${name}-extension-config-discovered`,
-      {
-        apiVersion: apiVersions.extensionConfig,
-        kind: "ExtensionConfig",
-        metadata: {
-          name: this.extensionNames.extensionConfig,
-          annotations: {
-            "pulumi.com/waitFor": "condition=Discovered",
-            "pulumi.com/timeoutSeconds": String(args.discoveryTimeoutSeconds ?? 600),
-          },
+    const readyInputs = {
+      apiVersion: apiVersions.extensionConfig,
+      kind: "ExtensionConfig",
+      metadata: {
+        name: this.extensionNames.extensionConfig,
+        annotations: {
+          "pulumi.com/waitFor": "condition=Discovered",
+          "pulumi.com/timeoutSeconds": String(args.discoveryTimeoutSeconds ?? 600),
         },
       },
-      { parent: this, dependsOn: [release] },
-    );
+    };
+    this.ready = facts.add(new k8s.apiextensions.CustomResourcePatch(`${name}-extension-config-discovered`, readyInputs, { parent: this, dependsOn: [release] }), readyInputs);
 
     this.extensionConfigName = pulumi.output(this.extensionNames.extensionConfig);
     this.version = pulumi.output(pin.version);
-    this.registerOutputs({ extensionConfigName: this.extensionConfigName, version: this.version });
+    this.registerOutputs({ extensionConfigName: this.extensionConfigName, version: this.version, ...facts.outputs() });
   }
 }

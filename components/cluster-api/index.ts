@@ -8,14 +8,16 @@ import {
   featureGateSecretData,
   type ClusterApiProviderSpec,
 } from "../../infra/model/cluster-api-providers";
+import { platformNamespaces } from "../../infra/model/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
+import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
 /** API group and version of cluster-api-operator's provider resources. */
 
 /** Namespaces of the two charts this component installs. */
-export const certManagerNamespace = "cert-manager";
-export const operatorNamespace = "capi-operator-system";
+export const certManagerNamespace = platformNamespaces.certManager;
+export const operatorNamespace = platformNamespaces.clusterApiOperator;
 
 /** Name of the Secret whose keys the operator substitutes into the provider manifests. */
 export const featureGatesSecretName = "capi-feature-gates";
@@ -87,26 +89,31 @@ export class ClusterApi extends pulumi.ComponentResource {
       { ...child, dependsOn: [namespaceOf(core)] },
     );
 
-    const providerResource = (provider: ClusterApiProviderSpec, dependsOn: pulumi.Resource[]) =>
-      new k8s.apiextensions.CustomResource(
-        `${name}-${provider.kind.toLowerCase()}-${provider.name}`,
-        {
-          apiVersion: apiVersions.clusterApiOperatorProvider,
-          kind: provider.kind,
-          metadata: {
-            name: provider.name,
-            namespace: provider.namespace,
-            annotations: {
-              // Custom resources are not awaited by default; the operator sets Ready once
-              // the provider's controller Deployment is available.
-              "pulumi.com/waitFor": "condition=Ready",
-              "pulumi.com/timeoutSeconds": timeoutSeconds,
-            },
+    const facts = new DeclaredFacts();
+    const providerResource = (provider: ClusterApiProviderSpec, dependsOn: pulumi.Resource[]) => {
+      const inputs = {
+        apiVersion: apiVersions.clusterApiOperatorProvider,
+        kind: provider.kind,
+        metadata: {
+          name: provider.name,
+          namespace: provider.namespace,
+          annotations: {
+            // Custom resources are not awaited by default; the operator sets Ready once
+            // the provider's controller Deployment is available.
+            "pulumi.com/waitFor": "condition=Ready",
+            "pulumi.com/timeoutSeconds": timeoutSeconds,
           },
-          spec: providerSpec(provider),
         },
-        { ...child, dependsOn: [operator, namespaceOf(provider), ...(provider.featureGates.length > 0 ? [featureGatesSecret] : []), ...dependsOn] },
+        spec: providerSpec(provider),
+      };
+      return facts.add(
+        new k8s.apiextensions.CustomResource(`${name}-${provider.kind.toLowerCase()}-${provider.name}`, inputs, {
+          ...child,
+          dependsOn: [operator, namespaceOf(provider), ...(provider.featureGates.length > 0 ? [featureGatesSecret] : []), ...dependsOn],
+        }),
+        inputs,
       );
+    };
 
     const coreProvider = providerResource(core, []);
     const providers = { CoreProvider: coreProvider } as Record<ClusterApiProviderSpec["kind"], k8s.apiextensions.CustomResource>;
@@ -115,7 +122,7 @@ export class ClusterApi extends pulumi.ComponentResource {
     }
     this.providers = providers;
     this.version = pulumi.output(core.version);
-    this.registerOutputs({ version: this.version });
+    this.registerOutputs({ version: this.version, ...facts.outputs() });
   }
 }
 

@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CarenExtensionNames } from "../../infra/model/caren-extensions";
 import type { Manifest } from "../../infra/model/cluster-api-kinds";
 import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
+import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
 /** Arguments of {@link HetznerClusterClass}. */
@@ -43,22 +44,21 @@ export class HetznerClusterClass extends pulumi.ComponentResource {
       ([role, manifest]) => new k8s.apiextensions.CustomResource(`${name}-${role}`, manifest, { parent: this, dependsOn: [namespace] }),
     );
     const metadata = manifests.clusterClass.metadata;
-    this.clusterClass = new k8s.apiextensions.CustomResource(
-      name,
-      {
-        ...manifests.clusterClass,
-        metadata: {
-          ...metadata,
-          annotations: {
-            ...metadata.annotations,
-            "pulumi.com/waitFor": "condition=VariablesReady",
-            "pulumi.com/timeoutSeconds": String(args.readyTimeoutSeconds ?? 300),
-          },
+    const clusterClassInputs = {
+      ...manifests.clusterClass,
+      metadata: {
+        ...metadata,
+        annotations: {
+          ...metadata.annotations,
+          "pulumi.com/waitFor": "condition=VariablesReady",
+          "pulumi.com/timeoutSeconds": String(args.readyTimeoutSeconds ?? 300),
         },
       },
-      { parent: this, dependsOn: templates },
-    );
+    };
+    this.clusterClass = new k8s.apiextensions.CustomResource(name, clusterClassInputs, { parent: this, dependsOn: templates });
     this.classRef = { name: clusterClassName, namespace: clusterClassNamespace };
-    this.registerOutputs({});
+    const facts = new DeclaredFacts();
+    facts.add(this.clusterClass, clusterClassInputs);
+    this.registerOutputs(facts.outputs());
   }
 }

@@ -12,6 +12,7 @@ import {
   type TenantClusterSettings,
 } from "../../infra/model/tenant-cluster";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
+import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
 /** Scripts the command provider runs from the project root. */
@@ -72,6 +73,7 @@ export class TenantCluster extends pulumi.ComponentResource {
     super("capi-fleet:tenants:TenantCluster", name, { tenant: args.tenant }, opts);
     const tenant = args.tenant;
     const child = (dependsOn: pulumi.Resource[]) => ({ parent: this, dependsOn });
+    const facts = new DeclaredFacts();
 
     const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: tenant.namespace } }, child(upstreamOf(opts)));
     const secret = new k8s.core.v1.Secret(
@@ -87,29 +89,30 @@ export class TenantCluster extends pulumi.ComponentResource {
       },
       child([namespace]),
     );
-    const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map(
-      (manifest) => new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])),
+    const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map((manifest) =>
+      facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
     );
 
     const manifest = tenantClusterManifest(tenant);
-    this.cluster = new k8s.apiextensions.CustomResource(
-      name,
-      {
-        ...manifest,
-        metadata: {
-          ...manifest.metadata,
-          // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
-          // the kubeconfig command below is the bounded wait instead.
-          annotations: {
-            ...manifest.metadata.annotations,
-            "pulumi.com/skipAwait": "true",
-            // Foreground deletion (pulumi-kubernetes' default) lets the garbage collector delete
-            // the MachineDeployments, control plane and HetznerCluster at once, around CAPI's own
-            // teardown order (cluster-api #4085); in the background only CAPI deletes them.
-            [deletionPropagationAnnotation]: "background",
-          },
+    const clusterInputs = {
+      ...manifest,
+      metadata: {
+        ...manifest.metadata,
+        // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
+        // the kubeconfig command below is the bounded wait instead.
+        annotations: {
+          ...manifest.metadata.annotations,
+          "pulumi.com/skipAwait": "true",
+          // Foreground deletion (pulumi-kubernetes' default) lets the garbage collector delete
+          // the MachineDeployments, control plane and HetznerCluster at once, around CAPI's own
+          // teardown order (cluster-api #4085); in the background only CAPI deletes them.
+          [deletionPropagationAnnotation]: "background",
         },
       },
+    };
+    this.cluster = new k8s.apiextensions.CustomResource(
+      name,
+      clusterInputs,
       {
         ...child([namespace, secret, ...addons, args.clusterClass, args.carenReady]),
         // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
@@ -118,6 +121,7 @@ export class TenantCluster extends pulumi.ComponentResource {
         customTimeouts: { delete: `${args.deleteTimeoutMinutes ?? 60}m` },
       },
     );
+    facts.add(this.cluster, clusterInputs);
 
     const location = { TENANT_NAMESPACE: tenant.namespace, TENANT_CLUSTER: tenant.name };
     const kubeconfigCommand = new command.local.Command(
@@ -138,10 +142,11 @@ export class TenantCluster extends pulumi.ComponentResource {
     this.kubeconfig = pulumi.secret(kubeconfigCommand.stdout);
 
     // Does nothing on create; its delete runs before the Cluster's (it depends on it).
+    const drainCommand = `node ${drainLoadBalancersScript}`;
     this.loadBalancerDrain = new command.local.Command(
       `${name}-load-balancer-drain`,
       {
-        delete: `node ${drainLoadBalancersScript}`,
+        delete: drainCommand,
         environment: pulumi.secret(
           pulumi.all([pulumi.output(args.managementKubeconfig), this.kubeconfig, pulumi.output(args.hcloudToken)]).apply(([managementKubeconfig, workloadKubeconfig, token]) => ({
             ...location,
@@ -155,6 +160,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       },
       child([this.cluster, kubeconfigCommand]),
     );
+    facts.add(this.loadBalancerDrain, { delete: drainCommand });
 
     if (tenant.apps) {
       if (!args.fluxInstance) {
@@ -177,6 +183,6 @@ export class TenantCluster extends pulumi.ComponentResource {
         child([kubeconfigCommand, args.fluxInstance]),
       );
     }
-    this.registerOutputs({});
+    this.registerOutputs(facts.outputs());
   }
 }

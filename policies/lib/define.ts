@@ -5,6 +5,7 @@ import type {
   ResourceValidationPolicy,
   StackValidationPolicy,
 } from "@pulumi/policy";
+import { declaredView } from "./fleet-resources";
 
 /**
  * Small builders so every rule file states only its name, level, config and check. Resource
@@ -35,7 +36,10 @@ export interface ResourceRuleDefinition<Config> extends RuleBase<Config> {
   readonly validate: (props: Record<string, unknown>, config: Config, report: ReportViolation, type: string) => void;
 }
 
-/** A rule that looks at the whole stack (resources, their dependencies and outputs). */
+/**
+ * A rule that looks at the whole stack: every resource with its dependencies, its props being
+ * what the fleet's components declared for it (see `declaredView`), never its own outputs.
+ */
 export interface StackRuleDefinition<Config> extends RuleBase<Config> {
   readonly validate: (resources: readonly PolicyResource[], config: Config, report: ReportViolation) => void;
 }
@@ -72,7 +76,7 @@ export function stackRule<Config extends object = Record<string, never>>(rule: S
   return {
     ...policyBase(rule),
     validateStack: (args, report) => {
-      rule.validate(args.resources, args.getConfig<Config>(), report);
+      rule.validate(declaredView(args.resources), args.getConfig<Config>(), report);
     },
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { policyResources } from "../testing/harness";
+import { engineViewOf } from "../testing/harness";
 import { clusterView, dependsOnTransitively, isExempt, parseGoBool, selectorMatches, type LabelSelector } from "./fleet-resources";
 
 describe("parseGoBool (strconv.ParseBool)", () => {
@@ -83,7 +83,7 @@ describe("isExempt", () => {
 
 describe("dependsOnTransitively", () => {
   const type = "test:index:Thing";
-  const graph = policyResources([
+  const graph = engineViewOf([
     { type, name: "gate", props: {} },
     { type, name: "direct", props: {}, dependsOn: ["gate"] },
     { type, name: "transitive", props: {}, dependsOn: ["direct"] },
@@ -91,7 +91,7 @@ describe("dependsOnTransitively", () => {
     { type, name: "cycle-a", props: {}, dependsOn: ["cycle-b"] },
     { type, name: "cycle-b", props: {}, dependsOn: ["cycle-a", "unrelated"] },
     { type, name: "cycle-to-gate", props: {}, dependsOn: ["cycle-a", "transitive"] },
-  ]);
+  ]).forResourceRules;
   const named = (name: string) => graph.find((resource) => resource.name === name)!;
 
   it.each([

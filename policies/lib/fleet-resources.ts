@@ -2,8 +2,8 @@ import type { PolicyResource } from "@pulumi/policy";
 import { catalog } from "../../infra/model/catalog";
 import { apiVersions, kubernetesTypeToken } from "../../infra/model/cluster-api-kinds";
 import { classVariables } from "../../infra/model/hetzner-cluster-class";
+import { declaredOutputName, deployedStateType, deployedVersionsOutputName, fleetComponentPrefix } from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
-import { deployedVersionsFrom, tenantVersionsOutputName } from "../../infra/model/tenant-upgrades";
 
 /**
  * How the rules find the fleet's objects among the resources the engine shows them, and
@@ -21,8 +21,8 @@ export const resourceTypes = {
   extensionConfigPatch: kubernetesTypeToken(apiVersions.extensionConfig, "ExtensionConfigPatch"),
   helmRelease: "kubernetes:helm.sh/v3:Release",
   localCommand: "command:local:Command",
-  stackReference: "pulumi:pulumi:StackReference",
   managementCluster: "capi-fleet:management:ManagementCluster",
+  deployedState: deployedStateType,
   hcloudServer: "hcloud:index/server:Server",
   hcloudLoadBalancer: "hcloud:index/loadBalancer:LoadBalancer",
   hcloudFirewall: "hcloud:index/firewall:Firewall",
@@ -109,9 +109,11 @@ export function ofType(resources: readonly PolicyResource[], type: string): Poli
   return resources.filter((resource) => resource.type === type);
 }
 
-/** Every topology Cluster in the stack, with its resource. */
+/** Every declared topology Cluster in the stack, with its resource (fleet-objects-declared reports the others). */
 export function clustersIn(resources: readonly PolicyResource[]): { resource: PolicyResource; cluster: ClusterView }[] {
-  return ofType(resources, resourceTypes.cluster).map((resource) => ({ resource, cluster: clusterView(resource.props) }));
+  return ofType(resources, resourceTypes.cluster)
+    .filter((resource) => !isUndeclared(resource))
+    .map((resource) => ({ resource, cluster: clusterView(resource.props) }));
 }
 
 /** The ClusterClass a Cluster's classRef names, if the stack declares it. */
@@ -147,21 +149,67 @@ export function installedVersions(resources: readonly PolicyResource[]): Install
 }
 
 /**
- * What each tenant runs: the `tenantVersions` output of the stack's last update, which the
- * program reads through a StackReference to its own stack (infra/deployed-state.ts).
+ * What each tenant runs: the DeployedState component's output, which the program fills from
+ * its own stack's last outputs before it registers anything (infra/deployed-state.ts).
  * Empty for a new stack.
  */
 export function deployedTenantVersions(resources: readonly PolicyResource[]): ReadonlyMap<string, string> {
   const deployed = new Map<string, string>();
-  for (const reference of ofType(resources, resourceTypes.stackReference)) {
-    const outputs = record(reference.props.outputs);
-    if (tenantVersionsOutputName in outputs) {
-      for (const [tenant, version] of deployedVersionsFrom(outputs[tenantVersionsOutputName]).versions) {
-        deployed.set(tenant, version);
-      }
+  for (const state of ofType(resources, resourceTypes.deployedState)) {
+    for (const [tenant, version] of Object.entries(stringRecord(state.props[deployedVersionsOutputName]))) {
+      deployed.set(tenant, version);
     }
   }
   return deployed;
+}
+
+/** The kinds the stack rules read: a fleet component must declare each of them. */
+export const declaredKinds: readonly string[] = [
+  resourceTypes.cluster,
+  resourceTypes.clusterClass,
+  resourceTypes.helmChartProxy,
+  resourceTypes.coreProvider,
+  resourceTypes.infrastructureProvider,
+  resourceTypes.extensionConfigPatch,
+];
+
+/** In a {@link declaredView}: an object of a kind the stack rules read that no component declared. */
+export function isUndeclared(resource: PolicyResource): boolean {
+  return declaredKinds.includes(resource.type) && Object.keys(resource.props).length === 0;
+}
+
+/** True for the fleet's own components, whose outputs are plain values known in every run. */
+export function isFleetComponent(resource: Pick<PolicyResource, "type">): boolean {
+  return resource.type.startsWith(fleetComponentPrefix);
+}
+
+/**
+ * The resources as stack rules must see them: each resource's props are what its component
+ * declared for it (the component's `declared` output), `{}` for anything no component
+ * declared, and the fleet's components keep their outputs. A custom resource's own outputs
+ * are never read: they are empty on a fresh stack's preview (its provider is unknown) and the
+ * live object after `up`, so reading them would make a verdict depend on the kind of run
+ * (infra/model/policy-facts.ts). Dependencies and parents point into the same view.
+ */
+export function declaredView(resources: readonly PolicyResource[]): PolicyResource[] {
+  const declared = new Map<string, Props>();
+  for (const component of resources.filter(isFleetComponent)) {
+    const entries = component.props[declaredOutputName];
+    for (const entry of Array.isArray(entries) ? entries.map(record) : []) {
+      if (typeof entry.urn === "string") declared.set(entry.urn, record(entry.props));
+    }
+  }
+  const views = new Map<string, PolicyResource>();
+  for (const resource of resources) {
+    const props = declared.get(resource.urn) ?? (isFleetComponent(resource) ? resource.props : {});
+    views.set(resource.urn, { ...resource, props });
+  }
+  const viewOf = (resource: PolicyResource): PolicyResource => views.get(resource.urn) ?? resource;
+  for (const view of views.values()) {
+    view.dependencies = view.dependencies.map(viewOf);
+    if (view.parent) view.parent = viewOf(view.parent);
+  }
+  return [...views.values()];
 }
 
 /** The tenant name a Cluster belongs to (its tenant label, else its name): the key of `tenantVersions`. */

@@ -8,7 +8,7 @@ const baseline = baselineFleet();
 /** The baseline with these tenants deployed at these versions (prod targets: payments v1.34.6, analytics v1.35.3, edge v1.33.10). */
 function deployed(versions: Record<string, string>) {
   const fleet = cloneFixtures(baseline);
-  fixture(fleet, "deployed-state").props.outputs = deployedOutputs(versions);
+  fixture(fleet, "deployed-state").outputs = deployedOutputs(versions);
   return fleet;
 }
 

@@ -24,13 +24,13 @@ describe("tenant-worker-lag (rule 5)", () => {
   it("passes the baseline and a chained upgrade planned by CAPI", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
     const fleet = cloneFixtures(baseline);
-    fixture(fleet, "deployed-state").props.outputs = deployedOutputs({ analytics: "v1.33.10" });
+    fixture(fleet, "deployed-state").outputs = deployedOutputs({ analytics: "v1.33.10" });
     expect(await evaluate([rule], fleet)).toEqual([]);
   });
 
   it("refuses an upgrade when an extension plans it (the lag cannot be checked)", async () => {
     const fleet = cloneFixtures(baseline);
-    fixture(fleet, "deployed-state").props.outputs = deployedOutputs({ analytics: "v1.33.10" });
+    fixture(fleet, "deployed-state").outputs = deployedOutputs({ analytics: "v1.33.10" });
     at(fixture(fleet, "cluster-class").props, "spec", "upgrade", "external").generateUpgradePlanExtension = "planner.example";
     const violations = await evaluate([rule], fleet);
     expect(violations).toEqual([expect.objectContaining({ policy: "tenant-worker-lag", level: "mandatory" })]);

@@ -6,8 +6,9 @@ import { managementFirewallRules } from "../../infra/model/firewall-rules";
 import { hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
 import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant-cluster";
 import { readStackConfig } from "../../tests/stack-files";
+import { declaredOutputName, deployedVersionsOutputName } from "../../infra/model/policy-facts";
 import { resourceTypes } from "../lib/fleet-resources";
-import type { FixtureResource } from "./harness";
+import { fixtureUrn, type FixtureResource } from "./harness";
 
 /** The prod stack's tenants, parsed with the program's schema. */
 export function prodTenants(): TenantClusterSettings[] {
@@ -16,13 +17,28 @@ export function prodTenants(): TenantClusterSettings[] {
 }
 
 /**
+ * A component fixture that declares `children` the way the fleet's components do (its
+ * `declared` output), and makes it their parent. The declared props are the children's own
+ * props objects, so a test that mutates a child's props mutates what its component declared
+ * (cloneFixtures keeps that sharing).
+ */
+function declaringComponent(type: string, name: string, children: FixtureResource[]): FixtureResource[] {
+  for (const child of children) child.parent = name;
+  return [{ type, name, props: {}, outputs: { [declaredOutputName]: children.map((child) => ({ urn: fixtureUrn(child), props: child.props })) } }, ...children];
+}
+
+/**
  * A valid fleet as the policies see it, built with the same pure builders the program
  * uses: the prod tenants (payments v1.34, analytics v1.35, edge v1.33), the ClusterClass,
  * the operator's providers, CAREN's release and readiness gate, each tenant's CCM/CSI
- * proxies and drain, and hardened management hcloud resources. Every rule passes on it;
- * each test mutates one field. Fixture names: `cluster-<tenant>`, `ccm-<tenant>`,
- * `csi-<tenant>`, `drain-<tenant>`, `cluster-class`, `core-provider`, `hetzner-provider`,
- * `caren-release`, `caren-ready`, `management`, `server-1`, `api-lb`, `firewall`, `deployed-state`.
+ * proxies and drain, and hardened management hcloud resources. The Kubernetes objects and the
+ * drain sit under components that declare them, as in the program: stack rules see them only
+ * through those declarations (the harness gives custom resources no outputs, as the engine
+ * does on a fresh stack). Every rule passes on it; each test mutates one field. Fixture names:
+ * `cluster-<tenant>`, `ccm-<tenant>`, `csi-<tenant>`, `drain-<tenant>`, `tenant-<tenant>`
+ * (component), `cluster-class`, `core-provider`, `hetzner-provider`, `caren-release`,
+ * `caren-ready`, `management`, `server-1`, `api-lb`, `firewall`, `deployed-state`
+ * (DeployedState component; set its `outputs` with {@link deployedOutputs}).
  */
 export function baselineFleet(): FixtureResource[] {
   const manifests = hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() });
@@ -31,12 +47,14 @@ export function baselineFleet(): FixtureResource[] {
     name: provider.kind === "CoreProvider" ? "core-provider" : provider.kind === "InfrastructureProvider" ? "hetzner-provider" : `${provider.kind}-${provider.name}`,
     props: { metadata: { name: provider.name, namespace: provider.namespace }, spec: { version: provider.version } },
   }));
-  const tenants = prodTenants().flatMap((tenant): FixtureResource[] => [
-    { type: resourceTypes.cluster, name: `cluster-${tenant.name}`, props: tenantClusterManifest(tenant) as unknown as Record<string, unknown>, dependsOn: ["cluster-class", "caren-ready"] },
-    { type: resourceTypes.helmChartProxy, name: `ccm-${tenant.name}`, props: hcloudCcmProxy(tenant) as unknown as Record<string, unknown> },
-    { type: resourceTypes.helmChartProxy, name: `csi-${tenant.name}`, props: hcloudCsiProxy(tenant) as unknown as Record<string, unknown> },
-    { type: resourceTypes.localCommand, name: `drain-${tenant.name}`, props: { delete: `node ${drainLoadBalancersScript}` }, dependsOn: [`cluster-${tenant.name}`] },
-  ]);
+  const tenants = prodTenants().flatMap((tenant): FixtureResource[] =>
+    declaringComponent("capi-fleet:tenants:TenantCluster", `tenant-${tenant.name}`, [
+      { type: resourceTypes.cluster, name: `cluster-${tenant.name}`, props: tenantClusterManifest(tenant) as unknown as Record<string, unknown>, dependsOn: ["cluster-class", "caren-ready"] },
+      { type: resourceTypes.helmChartProxy, name: `ccm-${tenant.name}`, props: hcloudCcmProxy(tenant) as unknown as Record<string, unknown> },
+      { type: resourceTypes.helmChartProxy, name: `csi-${tenant.name}`, props: hcloudCsiProxy(tenant) as unknown as Record<string, unknown> },
+      { type: resourceTypes.localCommand, name: `drain-${tenant.name}`, props: { delete: `node ${drainLoadBalancersScript}` }, dependsOn: [`cluster-${tenant.name}`] },
+    ]),
+  );
   return [
     {
       type: resourceTypes.managementCluster,
@@ -50,20 +68,20 @@ export function baselineFleet(): FixtureResource[] {
       name: "firewall",
       props: { name: "capi-fleet-prod-mgmt", rules: managementFirewallRules(["203.0.113.0/28", "2001:db8:1::/48"], "10.0.0.0/16").map((rule) => ({ ...rule, sourceIps: [...rule.sourceIps] })) },
     },
-    ...providers,
-    { type: resourceTypes.helmRelease, name: "caren-release", props: { chart: catalog.caren.chart.chart, version: catalog.caren.chart.version } },
-    { type: resourceTypes.extensionConfigPatch, name: "caren-ready", props: { metadata: { name: carenExtensionNames().extensionConfig } }, dependsOn: ["caren-release"] },
-    { type: resourceTypes.clusterClass, name: "cluster-class", props: manifests.clusterClass as unknown as Record<string, unknown>, dependsOn: ["caren-ready"] },
-    { type: resourceTypes.stackReference, name: "deployed-state", props: { name: "organization/capi-fleet/prod", outputs: {} } },
+    ...declaringComponent("capi-fleet:platform:ClusterApi", "cluster-api", providers),
+    ...declaringComponent("capi-fleet:platform:Caren", "caren", [
+      { type: resourceTypes.helmRelease, name: "caren-release", props: { chart: catalog.caren.chart.chart, version: catalog.caren.chart.version } },
+      { type: resourceTypes.extensionConfigPatch, name: "caren-ready", props: { metadata: { name: carenExtensionNames().extensionConfig } }, dependsOn: ["caren-release"] },
+    ]),
+    ...declaringComponent("capi-fleet:tenants:HetznerClusterClass", "hetzner-cluster-class", [
+      { type: resourceTypes.clusterClass, name: "cluster-class", props: manifests.clusterClass as unknown as Record<string, unknown>, dependsOn: ["caren-ready"] },
+    ]),
+    { type: resourceTypes.deployedState, name: "deployed-state", props: {}, outputs: deployedOutputs({}) },
     ...tenants,
   ];
 }
 
-/** A StackReference output saying these tenants run these versions (as the last update left them). */
+/** The DeployedState outputs saying these tenants run these versions (as the last update left them). */
 export function deployedOutputs(versions: Record<string, string>): Record<string, unknown> {
-  return {
-    tenantVersions: Object.fromEntries(
-      Object.entries(versions).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]),
-    ),
-  };
+  return { [deployedVersionsOutputName]: versions };
 }

@@ -77,6 +77,14 @@ export function parseToolchainPins(text: string): { plugins: PluginPin[]; hostPi
   return { plugins, hostPin: /^HOST_PIN=(\S+)/m.exec(text)?.[1], cache: /^cache: (.+)$/m.exec(text)?.[1] };
 }
 
+/** The pins of the plugin versions the program's provider SDKs ask for (their package.json `pulumi` block). */
+export function programPlugins(repoRoot: string, plugins: readonly PluginPin[]): PluginPin[] {
+  return plugins.filter((plugin) => {
+    const manifest = readText(path.join(repoRoot, "node_modules", "@pulumi", plugin.name, "package.json"));
+    return manifest !== undefined && (JSON.parse(manifest) as { pulumi?: { version?: string } }).pulumi?.version === plugin.version;
+  });
+}
+
 /** Parses `export NAME=value` lines of `scripts/toolchain env` (values as bash %q prints them: no quoting in practice). */
 export function parseExports(text: string): Record<string, string> {
   const exports: Record<string, string> = {};
@@ -145,7 +153,8 @@ export async function previewPreflight(repoRoot: string): Promise<PreviewPreflig
     notes.push(`the Node.js language host is the fallback ${host}: the Go module proxy refuses the pinned one (@${hostPin})`);
   }
   const pulumiHome = exports.PULUMI_HOME ?? path.join(repoRoot, ".pulumi-home");
-  const missing = plugins.filter((plugin) => !executable(path.join(pulumiHome, "plugins", `resource-${plugin.name}-v${plugin.version}`, `pulumi-resource-${plugin.name}`)));
+  // Only the plugins the program's SDKs ask for (other rows serve tests, e.g. kubernetes 4.25.0).
+  const missing = programPlugins(repoRoot, plugins).filter((plugin) => !executable(path.join(pulumiHome, "plugins", `resource-${plugin.name}-v${plugin.version}`, `pulumi-resource-${plugin.name}`)));
   if (missing.length > 0) {
     const refusals = await Promise.all(missing.map((plugin) => proxyRefusal(plugin)));
     const details = missing.map((plugin, index) => `${plugin.name} ${plugin.version}${refusals[index] ? ` (${refusals[index]})` : ""}`);
@@ -323,7 +332,7 @@ export async function runPreviewBench(
           const policyArgs = withPolicy ? ["--policy-pack", path.join(repoRoot, "policies"), "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")] : [];
           const result = await runCommand(pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: project, env, timeoutMs });
           if (result.code !== 0) {
-            const why = result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}: ${tail(result)}`;
+            const why = result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}:\n${policyReport(result.stdout) || tail(result)}`;
             return { status: "failed", reason: `pulumi preview (${tenants} tenants, ${withPolicy ? "with" : "without"} the policy pack) ${why}`, notes, rows };
           }
           (withPolicy ? row.withPolicyMs : row.withoutPolicyMs).push(result.ms);
@@ -432,6 +441,19 @@ async function runStandInBench(
     );
   }
   return { status: "ran", mode: "stand-in", label: standInLabel, source, notes, method: standInMethod, rows };
+}
+
+/**
+ * The "Policies:" block of `pulumi preview` output (every violation with its message), or "" when
+ * the output has none: what a failed preview must show, instead of the tail of its outputs.
+ */
+export function policyReport(output: string): string {
+  const lines = output.split("\n");
+  const start = lines.findIndex((line) => /^Polic(y|ies)\b/.test(line));
+  if (start < 0) return "";
+  const rest = lines.slice(start + 1);
+  const end = rest.findIndex((line) => /^\S/.test(line));
+  return [lines[start], ...(end < 0 ? rest : rest.slice(0, end))].join("\n").trimEnd();
 }
 
 function tail(result: CommandResult): string {

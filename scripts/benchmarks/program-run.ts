@@ -13,7 +13,7 @@ import { planTenantUpgradesOrStop, readDeployedTenantVersions } from "../../infr
 import { createFleet } from "../../infra/fleet";
 import { allRules } from "../../policies/rules";
 import { evaluate } from "../../policies/testing/harness";
-import { policyResourcesOf } from "../../tests/policy-resources";
+import { engineViewOfRegistrations } from "../../tests/policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "../../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
 import { generatedDeployedVersions, generatedStackConfig } from "./fleet-generator";
@@ -78,7 +78,7 @@ async function lastRegistration(registrations: Registration[], arrivedAt: () => 
 }
 
 /** The part of a registration part 4's stand-in program needs (scripts/benchmarks/stand-in.ts). */
-export type DumpedRegistration = Pick<Registration, "type" | "name" | "inputs" | "urn" | "dependencies">;
+export type DumpedRegistration = Pick<Registration, "type" | "name" | "inputs" | "urn" | "dependencies" | "outputs">;
 
 async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> {
   const deployed = generatedDeployedVersions(tenants);
@@ -109,7 +109,7 @@ async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> 
   const peakHeapBytes = heap.stop();
 
   const policyConfig = JSON.parse(readFileSync(path.resolve("policies", "config", `${baseStack}.json`), "utf8")) as Record<string, unknown>;
-  const resources = policyResourcesOf(registrations);
+  const resources = engineViewOfRegistrations(registrations);
   const policyStart = performance.now();
   const violations = await evaluate(allRules, resources, policyConfig);
   const policyMs = performance.now() - policyStart;
@@ -122,7 +122,7 @@ async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> 
   }
   if (dumpTo !== undefined) {
     // Secret inputs arrive unwrapped: the file is private and lives in part 4's scratch directory.
-    const dumped: DumpedRegistration[] = registrations.map(({ type, name, inputs, urn, dependencies }) => ({ type, name, inputs, urn, dependencies }));
+    const dumped: DumpedRegistration[] = registrations.map(({ type, name, inputs, urn, dependencies, outputs }) => ({ type, name, inputs, urn, dependencies, outputs }));
     writeFileSync(dumpTo, JSON.stringify(dumped), { mode: 0o600 });
   }
   const byPolicy: Record<string, number> = {};

@@ -2,8 +2,9 @@
 // a stand-in program registers the fleet's recorded resources as components (same type tokens,
 // inputs and dependencies) and the real engine previews it with and without the policy pack.
 // No provider plugins run, so provider time is absent and the policy share is an upper bound.
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { declaredOutputName, type DeclaredResource } from "../../infra/model/policy-facts";
 import { linkLegacyPolicyPack } from "../../tests/legacy-policy-pack";
 import type { DumpedRegistration } from "./program-run";
 import { median } from "./stats";
@@ -18,6 +19,11 @@ export interface StandInEntry {
   name: string;
   inputs: Record<string, unknown>;
   dependsOn: number[];
+  /**
+   * A fleet component's registered outputs, its `declared` children named by entry index
+   * (stand-ins get new URNs, so the program puts theirs back in).
+   */
+  outputs?: { readonly other: Record<string, unknown>; readonly declared: { entry: number; props: unknown }[] };
 }
 
 /** What the stand-in program creates, and what it left out. */
@@ -89,6 +95,17 @@ export function standInPlan(registrations: readonly DumpedRegistration[]): Stand
     indexByUrn.set(registration.urn, entries.length);
     entries.push({ type: registration.type, name, inputs: withoutResourceObjects(registration.inputs, references) as Record<string, unknown>, dependsOn });
   }
+  // Components register their outputs after their children exist: resolve `declared` to entries.
+  registrations
+    .filter((registration) => registration.outputs !== undefined && indexByUrn.has(registration.urn))
+    .forEach((registration) => {
+      const { [declaredOutputName]: declared, ...other } = registration.outputs ?? {};
+      const children = Array.isArray(declared) ? (declared as DeclaredResource[]) : [];
+      entries[indexByUrn.get(registration.urn)!]!.outputs = {
+        other,
+        declared: children.flatMap(({ urn, props }) => (indexByUrn.has(urn) ? [{ entry: indexByUrn.get(urn)!, props }] : [])),
+      };
+    });
   return { entries, collisions, skippedPulumiTypes, skippedDependencies, unknownDependencies, resourceReferences: references.count };
 }
 
@@ -118,22 +135,10 @@ export function policyShare(withPolicyMs: readonly number[], withoutPolicyMs: re
   return Math.max(0, (withMedian - median(withoutPolicyMs)) / withMedian);
 }
 
-/** The stand-in program: plain JS, reads the plan named by $CAPI_FLEET_STAND_IN_PLAN. */
-export const standInProgram = `"use strict";
-const fs = require("fs");
-const pulumi = require("@pulumi/pulumi");
-const plan = JSON.parse(fs.readFileSync(process.env.CAPI_FLEET_STAND_IN_PLAN, "utf8"));
-// The SDK turns dependsOn on a component into the component's custom descendants, and
-// stand-ins have none: each is depended on through a handle the SDK takes for a custom resource
-// (its markers and URN), so the engine records the same dependency edges as for the real ones.
-const handles = [];
-for (const entry of plan.entries) {
-  const component = new pulumi.ComponentResource(entry.type, entry.name, entry.inputs, { dependsOn: entry.dependsOn.map((index) => handles[index]) });
-  // Stack rules read outputs: give them the same props the resource rules see.
-  component.registerOutputs(entry.inputs);
-  handles.push({ __pulumiResource: true, __pulumiCustomResource: true, urn: component.urn });
+/** The stand-in program (plain JS), which reads the plan named by $CAPI_FLEET_STAND_IN_PLAN. */
+export function standInProgramFile(repoRoot: string): string {
+  return path.join(repoRoot, "scripts", "benchmarks", "stand-in-program.cjs");
 }
-`;
 
 /**
  * A scratch project under node_modules/.cache (so the program resolves @pulumi/pulumi): the
@@ -147,7 +152,7 @@ export function standInScratch(repoRoot: string): { root: string; program: strin
   const dirs = { program: path.join(root, "program"), pack: path.join(root, "pack"), bin: path.join(root, "bin"), state: path.join(root, "state"), home: path.join(root, "home") };
   for (const dir of Object.values(dirs)) mkdirSync(dir, { mode: 0o700 });
   writeFileSync(path.join(dirs.program, "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
-  writeFileSync(path.join(dirs.program, "index.js"), standInProgram);
+  symlinkSync(standInProgramFile(repoRoot), path.join(dirs.program, "index.js"));
   writeFileSync(path.join(dirs.program, "package.json"), '{ "name": "capi-fleet-bench-stand-in", "main": "index.js" }\n');
   linkLegacyPolicyPack(repoRoot, dirs.pack, dirs.bin);
   return { root, ...dirs };

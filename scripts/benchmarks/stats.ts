@@ -94,3 +94,8 @@ export function formatMarkdownTable(header: readonly string[], rows: readonly (r
   const line = (row: readonly string[]): string => `| ${row.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");
 }
+
+/** The bench's exit code: 1 when a target failed or the real-engine preview failed (a violation, a missing plugin). */
+export function benchExitCode(checks: readonly Pick<TargetCheck, "status">[], previewStatus: "ran" | "not run" | "failed"): number {
+  return checks.some((check) => check.status === "FAIL") || previewStatus === "failed" ? 1 : 0;
+}

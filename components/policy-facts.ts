@@ -1,0 +1,22 @@
+import * as pulumi from "@pulumi/pulumi";
+import { declaredOutputName, type DeclaredResource } from "../infra/model/policy-facts";
+
+/**
+ * Collects what a component declared for the children the policy pack's stack rules read, and
+ * turns it into the component's `declared` output (infra/model/policy-facts.ts says why the
+ * rules cannot read those children's own outputs). Only plain, secret-free inputs go in.
+ */
+export class DeclaredFacts {
+  private readonly entries: pulumi.Output<DeclaredResource>[] = [];
+
+  /** Records `props` as what `resource` was declared with; returns the resource. */
+  add<R extends pulumi.Resource>(resource: R, props: Readonly<Record<string, unknown>>): R {
+    this.entries.push(resource.urn.apply((urn) => ({ urn, props })));
+    return resource;
+  }
+
+  /** The outputs to register: `{ declared: [...] }`. */
+  outputs(): Record<string, pulumi.Output<DeclaredResource[]>> {
+    return { [declaredOutputName]: pulumi.all(this.entries) };
+  }
+}
