@@ -34,6 +34,9 @@ export function loadFleetConfig(): FleetConfig {
     }
     throw error;
   }
+  for (const warning of config.warnings) {
+    void pulumi.log.warn(`Config for stack "${config.stack}": ${warning.path}: ${warning.message}`);
+  }
   if (config.placeholderSecrets.length > 0) {
     void pulumi.log.warn(
       `These secrets still hold committed placeholders, which is fine for a preview but will stop pulumi up: ${config.placeholderSecrets.join(", ")}`,

@@ -7,6 +7,7 @@ import type { FleetOutputs } from "./fleet";
 import { carenExtensionNames } from "./model/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/catalog";
 import { clusterApiProviders } from "./model/cluster-api-providers";
+import { reservedNamespaces } from "./model/platform-namespaces";
 
 const releaseType = "kubernetes:helm.sh/v3:Release";
 const providerType = (kind: string) => `kubernetes:operator.cluster.x-k8s.io/v1alpha2:${kind}`;
@@ -56,6 +57,16 @@ describe.each([
       });
       expect(inputs.repositoryOpts, name).toEqual(oci ? undefined : { repo: pin.repository });
     }
+  });
+
+  it("installs only into namespaces that config validation refuses for tenants", () => {
+    const reserved = reservedNamespaces();
+    const platform = registrations.filter((r) => r.type.startsWith("kubernetes:") && !r.urn.includes("capi-fleet:tenants:TenantCluster"));
+    const namespaces = new Set(
+      platform.flatMap((r) => [r.inputs.namespace, (r.inputs.metadata as { namespace?: unknown } | undefined)?.namespace, (r.inputs.spec as Spec | undefined)?.targetNamespace]).filter((ns): ns is string => typeof ns === "string"),
+    );
+    expect(namespaces.size).toBeGreaterThan(5);
+    expect([...namespaces].filter((namespace) => !reserved.has(namespace))).toEqual([]);
   });
 
   it("registers the platform in order: CCM, cert-manager, operator, core, other providers, CAREN, Flux", () => {

@@ -4,11 +4,12 @@ import { catalog } from "../../infra/model/catalog";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { clusterApiProviders } from "../../infra/model/cluster-api-providers";
 import type { GitOpsSettings } from "../../infra/model/fleet-config";
+import { platformNamespaces } from "../../infra/model/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
 /** Namespace of the operator and of the one FluxInstance. */
-export const fluxNamespace = "flux-system";
+export const fluxNamespace = platformNamespaces.flux;
 /** The operator reconciles exactly one FluxInstance per cluster, and it must be named `flux`. */
 export const fluxInstanceName = "flux";
 /** Controllers the fleet uses: sources, Kustomizations, HelmReleases, alerts. */

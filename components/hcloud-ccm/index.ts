@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/catalog";
 import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/hcloud-ccm-values";
+import { platformNamespaces } from "../../infra/model/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
@@ -32,14 +33,14 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     const secret = new k8s.core.v1.Secret(
       `${name}-token`,
       {
-        metadata: { name: hcloudCcmSecretName, namespace: "kube-system" },
+        metadata: { name: hcloudCcmSecretName, namespace: platformNamespaces.kubeSystem },
         stringData: { token: pulumi.secret(args.hcloudToken), network: args.networkId },
       },
       { parent: this, dependsOn: upstreamOf(opts) },
     );
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: catalog.hcloudCloudControllerManager.chart, namespace: "kube-system", values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
+      { pin: catalog.hcloudCloudControllerManager.chart, namespace: platformNamespaces.kubeSystem, values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
       { parent: this, dependsOn: [secret] },
     );
     this.registerOutputs({});

@@ -52,6 +52,24 @@ export function cidrContains(outer: Cidr, inner: Cidr): boolean {
   return outer.family === inner.family && outer.first <= inner.first && inner.last <= outer.last;
 }
 
+/** The families ("ipv4", "ipv6") whose every address lies in the union of `cidrs`, e.g. 0.0.0.0/1 with 128.0.0.0/1. */
+export function familiesCoveredEntirely(cidrs: readonly Cidr[]): ("ipv4" | "ipv6")[] {
+  return (["ipv4", "ipv6"] as const).filter((family) => {
+    const last = (1n << BigInt(family === "ipv4" ? 32 : 128)) - 1n;
+    const ranges = cidrs.filter((cidr) => cidr.family === family).sort((a, b) => (a.first < b.first ? -1 : a.first > b.first ? 1 : 0));
+    let next = 0n;
+    for (const range of ranges) {
+      if (range.first > next) {
+        return false;
+      }
+      if (range.last + 1n > next) {
+        next = range.last + 1n;
+      }
+    }
+    return next > last;
+  });
+}
+
 /** True for IPv4 prefixes inside 10/8, 172.16/12 or 192.168/16. */
 export function isPrivateIpv4(cidr: Cidr): boolean {
   return privateIpv4Ranges.some((range) => cidrContains(mustParseCidr(range), cidr));

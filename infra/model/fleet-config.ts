@@ -15,19 +15,13 @@ import { formatValue } from "./text";
  * Cross-field rules (unique names, overlapping CIDRs, secrets) live there too.
  */
 
-/** Hetzner Cloud locations (also the CAPH failure domains). */
-export const hetznerLocations = ["fsn1", "nbg1", "hel1", "ash", "hil", "sin"] as const;
-export type HetznerLocation = (typeof hetznerLocations)[number];
+export type HetznerLocation = keyof typeof catalog.hcloud.networkZoneOfLocation;
 
 /** The network zone of each location; an hcloud Network subnet lives in exactly one. */
-export const networkZoneOf: Readonly<Record<HetznerLocation, string>> = {
-  fsn1: "eu-central",
-  nbg1: "eu-central",
-  hel1: "eu-central",
-  ash: "us-east",
-  hil: "us-west",
-  sin: "ap-southeast",
-};
+export const networkZoneOf: Readonly<Record<HetznerLocation, string>> = catalog.hcloud.networkZoneOfLocation;
+
+/** Hetzner Cloud locations CAPH accepts (also the CAPH failure domains). */
+export const hetznerLocations = Object.keys(networkZoneOf) as [HetznerLocation, ...HetznerLocation[]];
 
 /**
  * The management cluster's in-cluster networks: k3s' defaults, written out so k3s and the
@@ -90,7 +84,11 @@ const location = z.enum(hetznerLocations, {
   error: (issue) => `${formatValue(issue.input)} is not a Hetzner Cloud location; ${oneOf(hetznerLocations)}`,
 });
 
-/** hcloud server types: cx/cpx (x86 shared), cax (Arm), ccx (dedicated). */
+/**
+ * hcloud server types: cx/cpx (x86 shared), cax (Arm), ccx (dedicated), then digits
+ * (syself/cluster-api-provider-hetzner@v1.1.8: api/v1beta1/hcloudmachine_types.go, `Type`).
+ * Whether the type exists is checked against the catalog's list, as a warning.
+ */
 const serverTypePattern = /^(cx|cpx|cax|ccx)[0-9]{2,3}$/;
 const serverType = z.string().check((ctx) => {
   if (!serverTypePattern.test(ctx.value)) {
@@ -264,8 +262,10 @@ const hetznerManagementSchema = strictObject({
     cidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
     subnetCidr: cidr({ privateIpv4: true }).default("10.0.1.0/24"),
   }).prefault({}),
-  /** Sources allowed to reach SSH (22) and the Kubernetes API (6443) on the servers. */
+  /** Sources allowed to reach SSH (22) and the Kubernetes API (6443) on the servers; never the whole Internet unless allowAdminFromAnywhere. */
   adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }),
+  /** Explicit opt-in (throwaway dev stacks only) for adminCidrs that cover every address of IPv4 or IPv6. */
+  allowAdminFromAnywhere: z.boolean().default(false),
   /** OpenSSH public key installed for root on the servers. */
   sshPublicKey,
   /** hcloud delete/rebuild protection plus Pulumi `protect` on servers, network and load balancer. */

@@ -138,8 +138,20 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["unknown tenant API load-balancer type", (r) => (r.tenants[0]!.apiLoadBalancerType = "lb12"), "tenants[0].apiLoadBalancerType", "allowed: lb11, lb21, lb31"],
   ["empty SSH key name", (r) => (r.tenants[0]!.sshKeyName = ""), "tenants[0].sshKeyName", "the name of an SSH key in the tenant's Hetzner project"],
   ["pods overlap services in one tenant", (r) => (r.tenants[0]!.network = { podsCidr: "10.96.0.0/16", servicesCidr: "10.96.0.0/12" }), "tenants[0].network.servicesCidr", "overlaps tenants[0].network.podsCidr"],
-  ["tenant pods overlap the management network", (r) => (r.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", podsCidr: "10.0.128.0/17" }), "tenants[0].network.podsCidr", "overlaps management.network.cidr 10.0.0.0/16"],
-  ["tenant services overlap the management network", (r) => (r.tenants[1]!.network = { nodesCidr: "172.16.0.0/16", servicesCidr: "10.0.0.0/12" }), "tenants[1].network.servicesCidr", "overlaps management.network.cidr"],
+  ["services range larger than kubeadm's /12", (r) => (r.tenants[0]!.network = { servicesCidr: "10.128.0.0/11" }), "tenants[0].network.servicesCidr", "allowed: /12 or smaller"],
+  ["services range below kubeadm's ten addresses", (r) => (r.tenants[0]!.network = { servicesCidr: "10.128.0.0/29" }), "tenants[0].network.servicesCidr", "allowed: /28 or larger"],
+  ["pods range smaller than one node's /24", (r) => (r.tenants[0]!.network = { podsCidr: "192.168.0.0/25" }), "tenants[0].network.podsCidr", "allowed: /24 or larger"],
+  ["pods range with fewer /24s than servers", (r) => (r.tenants[0]!.network = { podsCidr: "192.168.0.0/23" }), "tenants[0].network.podsCidr", "holds 2 node pod ranges of /24, but the tenant can have 7 servers at once"],
+  ["nodes subnet too small for the servers", (r) => (r.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: "10.10.0.0/29" }), "tenants[0].network.nodesSubnetCidr", "has 5 usable addresses, but the tenant needs 8"],
+  ["default nodes subnet of a tiny nodes range", (r) => (r.tenants[0]!.network = { nodesCidr: "10.10.0.0/29" }), "tenants[0].network.nodesCidr", "allowed: /28 or larger"],
+  ["tenant named after the CAPH namespace", (r) => (r.tenants[0]!.name = "caph-system"), "tenants[0].name", "namespace of the Cluster API InfrastructureProvider"],
+  ["tenant namespace kube-system", (r) => (r.tenants[0]!.namespace = "kube-system"), "tenants[0].namespace", "namespace of Kubernetes"],
+  ["tenant namespace flux-system", (r) => (r.tenants[0]!.namespace = "flux-system"), "tenants[0].namespace", "namespace of Flux"],
+  ["tenant namespace of the ClusterClass", (r) => (r.tenants[1]!.namespace = "capi-fleet-system"), "tenants[1].namespace", "the fleet's ClusterClass"],
+  ["admin CIDR 0.0.0.0/0", (r) => (r.management.adminCidrs = ["0.0.0.0/0"]), "management.adminCidrs", "set management.allowAdminFromAnywhere: true"],
+  ["admin CIDR ::/0", (r) => (r.management.adminCidrs = ["203.0.113.0/24", "::/0"]), "management.adminCidrs", "to every IPv6 address"],
+  ["admin CIDRs whose union is all of IPv4", (r) => (r.management.adminCidrs = ["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/2"]), "management.adminCidrs", "to every IPv4 address"],
+  ["a Hetzner location CAPH does not accept", (r) => (r.tenants[0]!.regions = ["fsn1", "fal1"]), "tenants[0].regions[1]", "allowed: fsn1, nbg1, hel1, ash, hil, sin"],
   ["tenants in one routing domain overlap", (r) => { r.tenants[0]!.network = { routingDomain: "core" }; r.tenants[1]!.network = { routingDomain: "core", nodesCidr: "10.1.0.0/16" }; }, "tenants[1].network.podsCidr", 'in routing domain "core"'],
   ["public tenant node network", (r) => (r.tenants[0]!.network = { nodesCidr: "100.64.0.0/16" }), "tenants[0].network.nodesCidr", "allowed: inside 10.0.0.0/8"],
   ["Calico requested", (r) => (r.tenants[0]!.cni = { provider: "calico" }), "tenants[0].cni.provider", "allowed: cilium"],
@@ -191,6 +203,38 @@ describe("parseFleetConfig", () => {
     raw.tenants[0]!.network = { routingDomain: "a" };
     raw.tenants[1]!.network = { routingDomain: "b" };
     expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
+  });
+
+  it("lets tenant ranges reuse the management network: no route joins them (each tenant has its own Hetzner project)", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { nodesCidr: "10.0.0.0/16", podsCidr: "10.64.0.0/16" };
+    raw.tenants[1]!.network = { nodesCidr: "172.16.0.0/16", servicesCidr: "10.0.0.0/12" };
+    expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
+  });
+
+  it("accepts admin access from anywhere only with the explicit opt-in", () => {
+    const raw = baseline();
+    raw.management.adminCidrs = ["0.0.0.0/0", "::/0"];
+    raw.management.allowAdminFromAnywhere = true;
+    expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
+  });
+
+  it("accepts ranges at kubeadm's limits: services /12 and /28, pods with one /24 per server", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { servicesCidr: "10.128.0.0/12", podsCidr: "192.168.0.0/21" };
+    raw.tenants[1]!.network = { servicesCidr: "10.128.0.0/28", nodesCidr: "10.0.0.0/16", nodesSubnetCidr: "10.0.0.0/28" };
+    expect(() => parseFleetConfig(toInput(raw))).not.toThrow();
+  });
+
+  it("warns, without refusing, about server types and images this release does not know", () => {
+    const raw = baseline();
+    raw.management.serverType = "cx99";
+    raw.tenants[0]!.image = "my-snapshot";
+    ((raw.tenants[1]!.workers as Record<string, unknown>[])[0]!).machineType = "cax99";
+    const config = parseFleetConfig(toInput(raw));
+    expect(config.warnings.map((warning) => warning.path)).toEqual(["management.serverType", "tenants[0].image", "tenants[1].workers[0].machineType"]);
+    expect(config.warnings[0]!.message).toContain("hcloud server-type list");
+    expect(parseFleetConfig(toInput(baseline())).warnings).toEqual([]);
   });
 
   it("accepts existing mode with a kubeconfig and reads its server", () => {
@@ -251,6 +295,7 @@ describe("parseFleetConfig", () => {
     const { values, secretKeys } = readStackConfig(stack);
     const config = parseFleetConfig({ stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: false });
     expect(config.tenants.length).toBeGreaterThan(0);
+    expect(config.warnings).toEqual([]);
   });
 
   it("keeps secrets out of JSON and string renderings of the config", () => {

@@ -1,5 +1,6 @@
 import type { z } from "zod";
-import { cidrContains, cidrsOverlap, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
+import { catalog } from "./catalog";
+import { cidrContains, cidrsOverlap, familiesCoveredEntirely, firstSubnet, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
 import {
   allowedKeysFromMessage,
   k3sClusterNetworks,
@@ -13,6 +14,7 @@ import {
   type TenantSettings,
 } from "./fleet-config";
 import { kubeconfigServer } from "./kubeconfig";
+import { reservedNamespaces } from "./platform-namespaces";
 import { SecretValue } from "./secret";
 import { closestMatch, formatValue } from "./text";
 
@@ -102,6 +104,8 @@ export interface FleetConfig {
   readonly gitops: GitOpsSettings | undefined;
   /** Keys that still hold committed placeholder secrets (only possible in previews). */
   readonly placeholderSecrets: readonly string[];
+  /** Values that may be fine but cannot be checked offline (e.g. an hcloud server type this release does not know). */
+  readonly warnings: readonly ConfigProblem[];
 }
 
 /**
@@ -144,6 +148,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     tenants,
     gitops: settings.gitops,
     placeholderSecrets: secrets.placeholders,
+    warnings: hcloudNameWarnings(settings),
   };
 }
 
@@ -362,6 +367,15 @@ function managementProblems(settings: FleetSettings): ConfigProblem[] {
     return [];
   }
   const problems: ConfigProblem[] = [];
+  const everywhere = familiesCoveredEntirely(management.adminCidrs.map(mustParseCidr));
+  if (everywhere.length > 0 && !management.allowAdminFromAnywhere) {
+    problems.push({
+      path: "management.adminCidrs",
+      message:
+        `${formatValue(management.adminCidrs)} opens SSH and the Kubernetes API on the servers to every ${everywhere.map((family) => (family === "ipv4" ? "IPv4" : "IPv6")).join(" and ")} address; ` +
+        "allowed: the ranges you administer from (office, VPN, CI egress); for a throwaway dev stack, set management.allowAdminFromAnywhere: true",
+    });
+  }
   const network = mustParseCidr(management.network.cidr);
   const subnet = mustParseCidr(management.network.subnetCidr);
   if (!isPrivateIpv4(network)) {
@@ -402,10 +416,11 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
   const firstTenantWith = new Map<string, number>();
   const firstTenantInNamespace = new Map<string, number>();
   const rangesByRoutingDomain = new Map<string, NamedCidr[]>();
-  const managementNetwork =
-    settings.management.mode === "hetzner"
-      ? { path: "management.network.cidr", cidr: mustParseCidr(settings.management.network.cidr) }
-      : undefined;
+  const reserved = reservedNamespaces();
+  // Tenant ranges are not compared with the management cluster's: each tenant has its own
+  // Hetzner project and network, and the management cluster reaches a tenant only through
+  // the public address of its API load balancer (CAPH's control-plane endpoint), so no
+  // route joins them. Tenants that are routed together say so with a shared routingDomain.
 
   settings.tenants.forEach((tenant, index) => {
     const at = `tenants[${index}]`;
@@ -425,6 +440,15 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
     } else {
       firstTenantInNamespace.set(namespace, index);
     }
+    const owner = reserved.get(namespace);
+    if (owner !== undefined) {
+      problems.push({
+        path: tenant.namespace === undefined ? `${at}.name` : `${at}.namespace`,
+        message:
+          `${formatValue(namespace)} is the namespace of ${owner} on the management cluster; the tenant would take it over and deleting the tenant would delete it; ` +
+          `allowed: any other DNS label${tenant.namespace === undefined ? ` (set ${at}.namespace, which defaults to the name)` : ""}`,
+      });
+    }
     problems.push(...regionProblems(tenant, at), ...workerProblems(tenant, at));
 
     const ranges: NamedCidr[] = (["nodesCidr", "podsCidr", "servicesCidr"] as const).map((field) => ({
@@ -438,7 +462,7 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
         message: `${formatValue(nodes.cidr.text)} is not a private range; allowed: inside 10.0.0.0/8, 172.16.0.0/12 or 192.168.0.0/16 (hcloud networks are RFC 1918 only)`,
       });
     }
-    problems.push(...overlapProblems(ranges, ranges, "of the same tenant"));
+    problems.push(...overlapProblems(ranges, ranges, "of the same tenant"), ...rangeSizeProblems(tenant, at));
     const subnet = tenant.network.nodesSubnetCidr;
     if (nodes && subnet !== undefined && !cidrContains(nodes.cidr, mustParseCidr(subnet))) {
       problems.push({
@@ -451,10 +475,6 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
         path: `${at}.apps`,
         message: "needs the top-level gitops setting (Flux syncs the apps from the fleet repository); set gitops.url or remove apps",
       });
-    }
-    if (managementNetwork) {
-      const podsAndServices = ranges.slice(1);
-      problems.push(...overlapProblems(podsAndServices, [managementNetwork], "of the management cluster"));
     }
     const domain = tenant.network.routingDomain;
     if (domain) {
@@ -521,4 +541,125 @@ function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
     }
   });
   return problems;
+}
+
+/**
+ * kubeadm's limits on the ranges (kubernetes/kubernetes@v1.35.4: cmd/kubeadm/app/constants/constants.go,
+ * cmd/kubeadm/app/apis/kubeadm/validation/validation.go `ValidateNetworking`; kube-apiserver applies
+ * the same service-range limit in cmd/kube-apiserver/app/options/validation.go).
+ */
+const kubeadmLimits = {
+  /** `MaximumBitsForServiceSubnet`: for IPv4 the service range must be /12 or smaller. */
+  maximumServiceHostBits: 20,
+  /** `MinimumAddressesInServiceSubnet`: the DNS Service takes the tenth address. */
+  minimumServiceAddresses: 10,
+  /** kube-controller-manager's `--node-cidr-mask-size-ipv4` default, as kubeadm reads it (`getClusterNodeMask`). */
+  nodeMask: 24,
+  /** `PodSubnetNodeMaskMaxDiff`. */
+  podSubnetNodeMaskMaxDiff: 16,
+} as const;
+
+/**
+ * Servers a tenant can have at once: every control-plane and worker replica, plus the one
+ * surge server each KubeadmControlPlane and MachineDeployment rollout adds by default
+ * (CAPI: `maxSurge` 1).
+ */
+function peakServerCount(tenant: TenantSettings): number {
+  const workers = tenant.workers.reduce((sum, pool) => sum + pool.replicas + (pool.replicas > 0 ? 1 : 0), 0);
+  return tenant.controlPlane.replicas + 1 + workers;
+}
+
+function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const limits = kubeadmLimits;
+  const services = mustParseCidr(tenant.network.servicesCidr);
+  const serviceHostBits = 32 - services.prefixLength;
+  if (serviceHostBits > limits.maximumServiceHostBits) {
+    problems.push({
+      path: `${at}.network.servicesCidr`,
+      message: `${formatValue(services.text)} is larger than kubeadm and kube-apiserver accept for IPv4 services; allowed: /${32 - limits.maximumServiceHostBits} or smaller (up to /28)`,
+    });
+  } else if (2 ** serviceHostBits < limits.minimumServiceAddresses) {
+    problems.push({
+      path: `${at}.network.servicesCidr`,
+      message: `${formatValue(services.text)} is too small: kubeadm needs at least ${limits.minimumServiceAddresses} addresses (the DNS Service takes the tenth); allowed: /28 or larger`,
+    });
+  }
+  const servers = peakServerCount(tenant);
+  const pods = mustParseCidr(tenant.network.podsCidr);
+  const nodeRanges = pods.prefixLength <= limits.nodeMask ? 2 ** (limits.nodeMask - pods.prefixLength) : 0;
+  if (pods.prefixLength > limits.nodeMask) {
+    problems.push({
+      path: `${at}.network.podsCidr`,
+      message: `${formatValue(pods.text)} is smaller than one node's pod range (/${limits.nodeMask}, kube-controller-manager's node mask, which Cilium's kubernetes IPAM uses); allowed: /${limits.nodeMask} or larger`,
+    });
+  } else if (limits.nodeMask - pods.prefixLength > limits.podSubnetNodeMaskMaxDiff) {
+    problems.push({
+      path: `${at}.network.podsCidr`,
+      message: `${formatValue(pods.text)} is more than ${limits.podSubnetNodeMaskMaxDiff} bits larger than the node mask /${limits.nodeMask}, which kubeadm refuses; allowed: /${limits.nodeMask - limits.podSubnetNodeMaskMaxDiff} or smaller`,
+    });
+  } else if (nodeRanges < servers) {
+    problems.push({
+      path: `${at}.network.podsCidr`,
+      message:
+        `${formatValue(pods.text)} holds ${nodeRanges} node pod ranges of /${limits.nodeMask}, but the tenant can have ${servers} servers at once (replicas plus one rollout surge per pool and control plane); ` +
+        `a node without a range gets no pod network; allowed: /${limits.nodeMask - Math.ceil(Math.log2(servers))} or larger`,
+    });
+  }
+  const nodesSubnet = mustParseCidr(tenant.network.nodesSubnetCidr ?? firstSubnet(mustParseCidr(tenant.network.nodesCidr), 24));
+  // hcloud keeps the network address, the gateway and the broadcast address of a subnet.
+  const usable = 2 ** (32 - nodesSubnet.prefixLength) - 3;
+  const needed = servers + 1;
+  if (usable < needed) {
+    problems.push({
+      path: `${at}.network.${tenant.network.nodesSubnetCidr === undefined ? "nodesCidr" : "nodesSubnetCidr"}`,
+      message:
+        `${formatValue(nodesSubnet.text)} has ${usable} usable addresses, but the tenant needs ${needed} (${servers} servers at once, counting rollout surges, and the API load balancer), plus one per LoadBalancer Service; ` +
+        `allowed: /${32 - Math.ceil(Math.log2(needed + 3))} or larger`,
+    });
+  }
+  return problems;
+}
+
+/**
+ * Server types and images can only be confirmed by Hetzner's API; names outside the catalog's
+ * lists are warnings (a new server type, a snapshot or a CAPH image label can be fine).
+ */
+function hcloudNameWarnings(settings: FleetSettings): ConfigProblem[] {
+  const warnings: ConfigProblem[] = [];
+  const serverTypes: readonly string[] = catalog.hcloud.serverTypes;
+  const images: readonly string[] = catalog.hcloud.systemImages;
+  const serverType = (path: string, value: string) => {
+    if (!serverTypes.includes(value)) {
+      warnings.push({
+        path,
+        message: `${formatValue(value)} is not an hcloud server type this release knows (catalog.ts hcloud.serverTypes); Hetzner's API decides: check \`hcloud server-type list\` and that it is offered in the location`,
+      });
+    }
+  };
+  const image = (path: string, value: string) => {
+    if (!images.includes(value)) {
+      warnings.push({
+        path,
+        message: `${formatValue(value)} is not a system image this release knows (${images.join(", ")}); fine if it names your own snapshot or image label, otherwise servers will not be created`,
+      });
+    }
+  };
+  const management = settings.management;
+  if (management.mode === "hetzner") {
+    serverType("management.serverType", management.serverType);
+    image("management.image", management.image);
+  }
+  settings.tenants.forEach((tenant, index) => {
+    const at = `tenants[${index}]`;
+    serverType(`${at}.controlPlane.machineType`, tenant.controlPlane.machineType);
+    image(`${at}.image`, tenant.image);
+    tenant.workers.forEach((pool, poolIndex) => {
+      serverType(`${at}.workers[${poolIndex}].machineType`, pool.machineType);
+      if (pool.image !== undefined) {
+        image(`${at}.workers[${poolIndex}].image`, pool.image);
+      }
+    });
+  });
+  return warnings;
 }
