@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import { k3sClusterNetworks } from "../../infra/model/fleet-config";
 import { kubernetesApiPort } from "../../infra/model/firewall-rules";
+import { readShippedFile } from "../../infra/model/shipped-file";
 
 /**
  * Where k3s keeps its CAs. A CA whose cert and key already exist is used as is, any other
@@ -52,6 +53,30 @@ export function k3sServerConfig(spec: K3sServerSpec): Record<string, unknown> {
   };
 }
 
+/**
+ * Files of the servers' first boot, each a real file in `boot/` (shellcheck runs on the
+ * scripts), keyed by where cloud-init writes it.
+ */
+export const serverBootFiles = {
+  /** Waits for the private address, sets flannel's interface, starts the guard, installs k3s. */
+  bootScript: { path: "/usr/local/sbin/capi-fleet-k3s-boot", source: "components/management-cluster/boot/k3s-server-boot.sh", permissions: "0755" },
+  /** nftables rule: pods cannot reach the metadata endpoint, which serves the user data. */
+  metadataGuard: { path: "/usr/local/sbin/capi-fleet-metadata-guard", source: "components/management-cluster/boot/metadata-guard.sh", permissions: "0755" },
+  metadataGuardUnit: {
+    path: "/etc/systemd/system/capi-fleet-metadata-guard.service",
+    source: "components/management-cluster/boot/capi-fleet-metadata-guard.service",
+    permissions: "0644",
+  },
+  k3sRequiresGuard: {
+    path: "/etc/systemd/system/k3s.service.d/10-metadata-guard.conf",
+    source: "components/management-cluster/boot/k3s-requires-metadata-guard.conf",
+    permissions: "0644",
+  },
+} as const;
+
+/** Where the boot script writes `flannel-iface` (a drop-in k3s merges into config.yaml). */
+export const flannelInterfaceDropin = "/etc/rancher/k3s/config.yaml.d/50-flannel-iface.yaml";
+
 /** Renders the cloud-init user data that installs and starts k3s on one server. */
 export function renderK3sCloudInit(spec: K3sServerSpec): string {
   const caFiles =
@@ -63,22 +88,22 @@ export function renderK3sCloudInit(spec: K3sServerSpec): string {
           { path: `${k3sTlsDirectory}/client-ca.key`, content: spec.caFiles.clientCaKeyPem, permissions: "0600" },
         ]
       : [];
+  const bootFiles = Object.values(serverBootFiles).map((file) => ({
+    path: file.path,
+    content: readShippedFile(__dirname, file.source),
+    permissions: file.permissions,
+  }));
   const document = {
+    // The metadata guard needs nft; cloud-init installs packages before it runs runcmd.
+    packages: ["nftables"],
     write_files: [
       { path: "/etc/rancher/k3s/config.yaml", content: stringify(k3sServerConfig(spec)), permissions: "0600" },
       ...caFiles,
+      ...bootFiles,
     ],
-    runcmd: [
-      [
-        "sh",
-        "-c",
-        // hcloud attaches the private network shortly after boot; k3s must bind to it, so
-        // install only once the address is there (and fail visibly in the log if never).
-        `for attempt in $(seq 1 90); do ip -4 -o addr show | grep -q ' ${spec.nodeIp}/' && break; sleep 2; done && ` +
-          `ip -4 -o addr show | grep -q ' ${spec.nodeIp}/' && ` +
-          `curl -sfL https://get.k3s.io | INSTALL_K3S_VERSION='${spec.k3sVersion}' sh -s - server`,
-      ],
-    ],
+    // hcloud attaches the private network shortly after boot: the script waits for it,
+    // and fails visibly in /var/log/cloud-init-output.log, before k3s, if it never comes.
+    runcmd: [[serverBootFiles.bootScript.path, spec.nodeIp, spec.k3sVersion]],
   };
   return `#cloud-config\n${stringify(document)}`;
 }

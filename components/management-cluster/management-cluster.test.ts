@@ -5,7 +5,10 @@ import { catalog } from "../../infra/model/catalog";
 import { cidrContains, mustParseCidr } from "../../infra/model/cidr";
 import { planManagementAddresses } from "./address-plan";
 import { managementFirewallRules } from "../../infra/model/firewall-rules";
-import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, type K3sServerSpec } from "./k3s";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { repoRoot } from "../../tests/stack-files";
+import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, serverBootFiles, type K3sServerSpec } from "./k3s";
 
 const caFiles = { serverCaCertPem: "SCRT", serverCaKeyPem: "SKEY", clientCaCertPem: "CCRT", clientCaKeyPem: "CKEY" };
 
@@ -59,9 +62,23 @@ describe("k3s cloud-init", () => {
     const configFile = document.write_files.find((file) => file.path === "/etc/rancher/k3s/config.yaml")!;
     expect(configFile.permissions).toBe("0600");
     expect(parse(configFile.content)).toEqual(k3sServerConfig(spec(0)));
-    const install = document.runcmd.flat().join(" ");
-    expect(install).toContain(`INSTALL_K3S_VERSION='${catalog.k3s.version}'`);
-    expect(install).toContain("ip -4 -o addr show | grep -q ' 10.0.1.11/'");
+    // The boot script (tested in boot.test.ts) gets this server's private IP and the pinned k3s.
+    expect(document.runcmd).toEqual([[serverBootFiles.bootScript.path, "10.0.1.11", catalog.k3s.version]]);
+  });
+
+  it("ships the boot files verbatim from boot/, scripts executable, and installs nft for the guard", () => {
+    const document = cloudInit(1) as CloudInit & { packages: string[] };
+    for (const file of Object.values(serverBootFiles)) {
+      const written = document.write_files.find((candidate) => candidate.path === file.path)!;
+      expect(written.content).toBe(readFileSync(path.join(repoRoot, file.source), "utf8"));
+      expect(written.permissions).toBe(file.path.startsWith("/usr/local/sbin/") ? "0755" : "0644");
+    }
+    expect(document.packages).toContain("nftables");
+  });
+
+  it("stays under Hetzner's 32 KiB user-data limit", () => {
+    const big = { ...spec(0), caFiles: { serverCaCertPem: "C".repeat(800), serverCaKeyPem: "K".repeat(300), clientCaCertPem: "C".repeat(800), clientCaKeyPem: "K".repeat(300) } };
+    expect(Buffer.byteLength(renderK3sCloudInit(big))).toBeLessThan(32 * 1024);
   });
 
   it("hands the CA files to the first server only, keys with mode 0600", () => {
