@@ -1,5 +1,7 @@
 // `npm run plan -- --stack <name>`: prints each tenant's upgrade campaign for a stack, from
-// the versions that run to the versions its stack file asks for, with no cloud access.
+// the versions that run to the versions its stack file asks for, with no cloud access. The
+// stack file first goes through the program's whole config validation (secrets are checked
+// for presence and --secret, not decrypted): a config the program refuses is refused here too.
 // Which versions run comes from the stack's own `tenantVersions` output: read from a local
 // file backend's state when there is one, from --deployed-from, or per tenant from
 // --deployed (later sources win); tenants without one are planned as new clusters.
@@ -9,10 +11,10 @@ import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse } from "yaml";
 import { catalog } from "../infra/model/catalog";
-import { fleetConfigSchema } from "../infra/model/fleet-config";
 import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/tenant-upgrades";
 import { formatUpgradeCampaign } from "../infra/model/upgrade-report";
-import { formatPath, projectName } from "../infra/model/validate-fleet-config";
+import { stackConfigFromFile } from "../infra/model/stack-file";
+import { FleetConfigError, parseFleetConfig, projectName } from "../infra/model/validate-fleet-config";
 import { tenantVersionsOutputName } from "../infra/model/tenant-upgrades";
 import { parseKubernetesVersion } from "../infra/model/kubernetes-version";
 
@@ -51,7 +53,7 @@ function main(argv: string[]): number {
   if (!values.stack || !stacks.includes(values.stack)) {
     throw new UsageError(`${values.stack ? `no stack file stacks/Pulumi.${values.stack}.yaml` : "--stack is required"}; stacks: ${stacks.join(", ")}`);
   }
-  const tenants = readTenants(path.join(stacksDir, `Pulumi.${values.stack}.yaml`));
+  const tenants = readTenants(values.stack, path.join(stacksDir, `Pulumi.${values.stack}.yaml`));
   const deployed = new Map<string, string>();
   const sources: string[] = [];
   const local = readLocalState(values.stack);
@@ -111,21 +113,36 @@ function readLocalState(stack: string): { versions: Map<string, string>; note: s
   return { versions, note: `state ${found} (${versions.size} tenant(s)${skipped})` };
 }
 
-/** The stack file's tenants, validated with the program's own schema (secrets are not needed). */
-function readTenants(file: string) {
-  const document = parse(readFileSync(file, "utf8")) as { config?: Record<string, unknown> } | null;
-  const parsed = fleetConfigSchema.shape.tenants.safeParse(document?.config?.[`${projectName}:tenants`] ?? []);
-  if (!parsed.success) {
-    const problems = parsed.error.issues.map((issue) => `  - ${formatPath(["tenants", ...issue.path])}: ${issue.message}`);
-    throw new UsageError(`invalid tenants in ${path.basename(file)}:\n${problems.join("\n")}`);
+/** Thrown when the stack file fails the program's validation; its message is the program's own. */
+class ConfigError extends Error {}
+
+/**
+ * The stack file's tenants, after the program's whole config validation (infra/config.ts runs
+ * the same parseFleetConfig), so a config that `pulumi preview` would stop on stops here too.
+ */
+function readTenants(stack: string, file: string) {
+  let config;
+  try {
+    config = parseFleetConfig(stackConfigFromFile(stack, parse(readFileSync(file, "utf8"))));
+  } catch (error) {
+    if (error instanceof FleetConfigError) {
+      throw new ConfigError(error.message);
+    }
+    throw error;
   }
-  return parsed.data;
+  for (const warning of config.warnings) {
+    console.error(`plan: warning: ${warning.path}: ${warning.message}`);
+  }
+  return config.tenants;
 }
 
 try {
   process.exitCode = main(process.argv.slice(2));
 } catch (error) {
-  if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+  if (error instanceof ConfigError) {
+    console.error(error.message);
+    process.exitCode = 1;
+  } else if (error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
     console.error(`plan: ${(error as Error).message}\n\n${usage}`);
     process.exitCode = 2;
   } else {

@@ -1,10 +1,13 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { parse, stringify } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
+import { parseFleetConfig } from "../infra/model/validate-fleet-config";
+import { readStackConfig } from "./stack-files";
 import { repoRoot } from "./stack-files";
 
 // `npm run plan` end to end: scripts/plan compiles the CLI once (first test), the others
@@ -26,9 +29,24 @@ function localBackend(stack: string, tenantVersions: unknown, gzip = false): str
   return `file://${root}`;
 }
 
-function plan(args: string[], input?: string, env: Record<string, string> = {}) {
+/**
+ * A copy of the prod stack file whose tenants all sit in one namespace: every field is valid,
+ * but the program refuses the combination (a cross-field rule).
+ */
+function brokenStackDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), "plan-stacks-"));
+  mkdirSync(path.join(dir, "stacks"));
+  const document = parse(readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8")) as { config: Record<string, { namespace?: string }[]> };
+  for (const tenant of document.config["capi-fleet:tenants"]!) {
+    tenant.namespace = "shared";
+  }
+  writeFileSync(path.join(dir, "stacks", "Pulumi.broken.yaml"), stringify(document));
+  return dir;
+}
+
+function plan(args: string[], input?: string, env: Record<string, string> = {}, cwd = repoRoot) {
   const result = spawnSync(process.execPath, [compiled, ...args], {
-    cwd: repoRoot,
+    cwd,
     encoding: "utf8",
     input,
     env: { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`, ...env },
@@ -83,6 +101,24 @@ describe("npm run plan", () => {
     expect(plan(["--stack", "prod", "--deployed", `analytics=${newest}`], undefined, { PULUMI_BACKEND_URL: backend }).stdout).toContain(`analytics: ${newest}, unchanged`);
     const remote = plan(["--stack", "prod"], undefined, { PULUMI_BACKEND_URL: "s3://bucket" });
     expect(remote.stdout).toContain("no local state (backend s3://bucket; pipe `pulumi stack output tenantVersions --json` into --deployed-from -)");
+  });
+
+  it("runs the program's whole config validation first: a config it refuses prints the same problems and exits 1", () => {
+    const dir = brokenStackDir();
+    const result = plan(["--stack", "broken"], undefined, {}, dir);
+    expect(result.status).toBe(1);
+    expect(result.stdout).not.toContain("every plan is possible");
+    // The same message the program stops with (infra/config.ts), for the same stack file.
+    const { values, secretKeys } = readStackConfig("prod");
+    values["capi-fleet:tenants"] = JSON.stringify((JSON.parse(values["capi-fleet:tenants"]!) as object[]).map((tenant) => ({ ...tenant, namespace: "shared" })));
+    let expected = "";
+    try {
+      parseFleetConfig({ stack: "broken", values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: true });
+    } catch (error) {
+      expected = (error as Error).message;
+    }
+    expect(expected).toContain('tenants[1].namespace: "shared" is already the namespace of tenants[0]');
+    expect(result.stderr.trim()).toBe(expected);
   });
 
   it("rejects an impossible plan with the reason and exit code 1", () => {
