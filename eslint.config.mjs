@@ -8,6 +8,11 @@ export default tseslint.config(
   { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", "**/*.js"] },
   js.configs.recommended,
   {
+    // Programs the Pulumi engine runs in tests and the bench (CommonJS, as the Node language host loads them).
+    files: ["**/*.cjs"],
+    languageOptions: { sourceType: "commonjs", globals: { process: "readonly", require: "readonly", console: "readonly" } },
+  },
+  {
     // Plain-JS scripts run by node directly; tsc type-checks them (checkJs), ESLint keeps to JS rules.
     files: ["**/*.mjs"],
     languageOptions: { globals: { process: "readonly", console: "readonly", Buffer: "readonly", URL: "readonly", setTimeout: "readonly" } },

@@ -10,8 +10,8 @@ export class DeclaredFacts {
   private readonly entries: pulumi.Output<DeclaredResource>[] = [];
 
   /** Records `props` as what `resource` was declared with; returns the resource. */
-  add<R extends pulumi.Resource>(resource: R, props: Readonly<Record<string, unknown>>): R {
-    this.entries.push(resource.urn.apply((urn) => ({ urn, props })));
+  add<R extends pulumi.Resource>(resource: R, props: object): R {
+    this.entries.push(resource.urn.apply((urn) => ({ urn, props: props as Readonly<Record<string, unknown>> })));
     return resource;
   }
 

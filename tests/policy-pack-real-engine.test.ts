@@ -22,7 +22,7 @@ import { readStackConfig, repoRoot } from "./stack-files";
  *
  * The fleet's program cannot run here as it is: the Go module proxy refuses the hcloud and
  * command plugins (and every Kubernetes provider release but one). So the program runs under
- * the test mocks, and tests/policy-engine-replay/index.js registers the same resources again in
+ * the test mocks, and tests/policy-engine-replay/index.cjs registers the same resources again in
  * the real engine (CLI from scripts/toolchain) with the real Kubernetes provider 4.25.0 (built
  * by scripts/toolchain from the Go module proxy), behind a provider whose kubeconfig is unknown
  * at preview, exactly as on a fresh Hetzner stack. Stand-ins, named as such: hcloud and command
@@ -128,7 +128,7 @@ async function harness(stack: string, registrations: readonly Registration[]): P
 /** The registration of a custom resource by type and name. */
 function find(registrations: Registration[], type: string, name?: (candidate: string) => boolean): Registration {
   const found = registrations.filter((registration) => registration.type === type && (name === undefined || name(registration.name)));
-  expect(found.length, `${type}`).toBeGreaterThan(0);
+  expect(found.length, type).toBeGreaterThan(0);
   return found[0]!;
 }
 
@@ -142,7 +142,7 @@ function editDeclared(registrations: Registration[], child: Registration, edit: 
   const declared = parent?.outputs?.[declaredOutputName] as DeclaredResource[] | undefined;
   const entry = declared?.find((candidate) => candidate.urn === child.urn);
   expect(entry, `declared ${child.name}`).toBeDefined();
-  edit(entry!.props as Record<string, unknown>);
+  edit(entry!.props);
 }
 
 type Props = Record<string, Record<string, unknown>>;
@@ -178,8 +178,8 @@ beforeAll(async () => {
   scratch = mkdtempSync(path.join(scratchRoot, "run-"));
   for (const dir of ["program", "pack", "bin", "state", "home"]) mkdirSync(path.join(scratch, dir));
   writeFileSync(path.join(scratch, "program", "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
-  writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-engine-replay", "main": "index.js" }\n');
-  symlinkSync(path.join(repoRoot, "tests", "policy-engine-replay", "index.js"), path.join(scratch, "program", "index.js"));
+  writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-engine-replay", "main": "index.cjs" }\n');
+  symlinkSync(path.join(repoRoot, "tests", "policy-engine-replay", "index.cjs"), path.join(scratch, "program", "index.cjs"));
   linkLegacyPolicyPack(repoRoot, path.join(scratch, "pack"), path.join(scratch, "bin"));
   env = {
     ...process.env,

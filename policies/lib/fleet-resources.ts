@@ -194,7 +194,7 @@ export function isFleetComponent(resource: Pick<PolicyResource, "type">): boolea
 export function declaredView(resources: readonly PolicyResource[]): PolicyResource[] {
   const declared = new Map<string, Props>();
   for (const component of resources.filter(isFleetComponent)) {
-    const entries = component.props[declaredOutputName];
+    const entries: unknown = component.props[declaredOutputName];
     for (const entry of Array.isArray(entries) ? entries.map(record) : []) {
       if (typeof entry.urn === "string") declared.set(entry.urn, record(entry.props));
     }

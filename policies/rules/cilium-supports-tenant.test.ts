@@ -5,7 +5,7 @@ import { ciliumSupportsTenant as rule } from "./cilium-supports-tenant";
 
 const baseline = baselineFleet();
 
-describe("cilium-supports-tenant (rule 9)", () => {
+describe("cilium-supports-tenant", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -4,7 +4,7 @@ import { describeRange, isMinorInRange, minorOf, parseKubernetesVersion } from "
 import { resourceRule } from "../lib/define";
 import { clusterView, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 9: the Cilium CAREN ships supports the tenant's minor. */
+/** The Cilium CAREN ships supports the tenant's minor. */
 export const ciliumSupportsTenant = resourceRule({
   name: "cilium-supports-tenant",
   description: `The Cilium CAREN ${catalog.caren.chart.version} installs (${catalog.cilium.version}) supports the tenant's Kubernetes minor (${describeRange(catalog.cilium.kubernetes)}).`,

@@ -11,7 +11,7 @@ function withVersions(versions: string[]) {
   return fleet;
 }
 
-describe("cluster-class-versions-chainable (rule 3)", () => {
+describe("cluster-class-versions-chainable", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

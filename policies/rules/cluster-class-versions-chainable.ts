@@ -2,7 +2,7 @@ import { validateKubernetesVersionsList } from "../../infra/model/upgrade-plan";
 import { resourceRule } from "../lib/define";
 import { clusterClassView, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 3: the ClusterClass list CAPI chains upgrades through is strictly increasing without minor gaps. */
+/** The ClusterClass list CAPI chains upgrades through is strictly increasing without minor gaps. */
 export const clusterClassVersionsChainable = resourceRule({
   name: "cluster-class-versions-chainable",
   description: "A ClusterClass spec.kubernetesVersions is strictly increasing with no minor gaps, as CAPI's webhook and upgrade planner need.",

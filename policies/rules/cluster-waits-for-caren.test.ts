@@ -7,7 +7,7 @@ import { clusterWaitsForCaren as rule } from "./cluster-waits-for-caren";
 const baseline = baselineFleet();
 const clusterUrn = (name: string) => `urn:pulumi:test::capi-fleet::${resourceTypes.cluster}::${name}`;
 
-describe("cluster-waits-for-caren (rule 14)", () => {
+describe("cluster-waits-for-caren", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

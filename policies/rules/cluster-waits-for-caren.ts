@@ -3,7 +3,7 @@ import { stackRule } from "../lib/define";
 import { clustersIn, dependsOnTransitively, ofType, resourceTypes } from "../lib/fleet-resources";
 
 /**
- * Rule 14: CAREN's webhooks and hooks must answer before a topology Cluster is created
+ * CAREN's webhooks and hooks must answer before a topology Cluster is created
  * (failurePolicy Fail; missed BeforeClusterCreate means no CNI and no LB GC). The program's
  * readiness gate is the ExtensionConfig patch awaited until CAPI discovered the handlers.
  */

@@ -22,7 +22,7 @@ function withReclaimPolicy(policy: string, target = "csi-payments") {
   return fleet;
 }
 
-describe("csi-reclaim-policy-delete (rule 16)", () => {
+describe("csi-reclaim-policy-delete", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

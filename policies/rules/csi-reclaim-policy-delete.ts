@@ -4,7 +4,7 @@ import { tenantLabels } from "../../infra/model/tenant-cluster";
 import { resourceRule } from "../lib/define";
 import { record, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 16 (advisory): `Retain` volumes outlive their cluster and keep costing money. */
+/** `Retain` volumes outlive their cluster and keep costing money. */
 export const csiReclaimPolicyDelete = resourceRule<{ exemptClusters: string[] }>({
   name: "csi-reclaim-policy-delete",
   description: `StorageClasses of the tenant hcloud CSI driver (${catalog.hcloudCsi.chart.chart}) use reclaimPolicy Delete unless the policy config exempts the tenant (Retain orphans volumes).`,

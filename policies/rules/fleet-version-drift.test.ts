@@ -5,7 +5,7 @@ import { fleetVersionDrift as rule } from "./fleet-version-drift";
 
 const baseline = baselineFleet();
 
-describe("fleet-version-drift (rule 10, advisory)", () => {
+describe("fleet-version-drift", () => {
   it("passes the baseline (edge is 2 minors behind analytics: the default limit)", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

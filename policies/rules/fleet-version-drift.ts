@@ -2,7 +2,7 @@ import semver from "semver";
 import { stackRule } from "../lib/define";
 import { clustersIn } from "../lib/fleet-resources";
 
-/** Rule 10 (advisory): tenants far behind the newest one pile up upgrade work and skew risk. */
+/** Tenants far behind the newest one pile up upgrade work and skew risk. */
 export const fleetVersionDrift = stackRule<{ maxMinorsBehind: number }>({
   name: "fleet-version-drift",
   description: "No tenant is more than N minors (config maxMinorsBehind) behind the newest tenant.",

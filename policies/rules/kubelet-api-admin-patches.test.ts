@@ -12,7 +12,7 @@ function fleetWith(clusterApi: string, tenantVersion: string) {
   return fleet;
 }
 
-describe("kubelet-api-admin-patches (rule 8)", () => {
+describe("kubelet-api-admin-patches", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -8,7 +8,7 @@ const minimums = Object.entries(catalog.kubeletApiAdminRule.minimumClusterApi).m
 const lastPatches = Object.entries(catalog.kubeletApiAdminRule.lastPatchWithout).map(([minor, patch]) => `${minor}.${patch}`).join(" / ");
 
 /**
- * Rule 8: Kubernetes patches above 1.33.11 / 1.34.7 / 1.35.4 / 1.36.0 need the ClusterRole
+ * Kubernetes patches above 1.33.11 / 1.34.7 / 1.35.4 / 1.36.0 need the ClusterRole
  * `system:kubelet-api-admin`, which only recent CAPI releases create (CAPH compatibility notes).
  */
 export const kubeletApiAdminPatches = stackRule({

@@ -18,7 +18,7 @@ async function expectPaymentsReported(fleet: FixtureResource[]) {
   expect(violations[0]!.message).toContain("TenantCluster component");
 }
 
-describe("lb-drain-before-cluster-delete (rule 13)", () => {
+describe("lb-drain-before-cluster-delete", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

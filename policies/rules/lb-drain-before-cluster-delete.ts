@@ -10,7 +10,7 @@ function isDrain(resource: PolicyResource): boolean {
 }
 
 /**
- * Rule 13: CAREN skips its LB GC once CAPI marks the Cluster Deleting, so the program drains
+ * CAREN skips its LB GC once CAPI marks the Cluster Deleting, so the program drains
  * LoadBalancer Services first; Pulumi deletes dependents first, so the drain must depend on
  * the Cluster.
  */

@@ -14,7 +14,7 @@ function withAnnotation(value: string) {
   return fleet;
 }
 
-describe("lb-gc-annotation-boolean (rule 12)", () => {
+describe("lb-gc-annotation-boolean", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -2,7 +2,7 @@ import { loadBalancerGcAnnotation } from "../../infra/model/caren-extensions";
 import { resourceRule } from "../lib/define";
 import { clusterView, parseGoBool, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 12: CAREN parses the opt-out with strconv.ParseBool; anything else fails its delete hook. */
+/** CAREN parses the opt-out with strconv.ParseBool; anything else fails its delete hook. */
 export const lbGcAnnotationBoolean = resourceRule({
   name: "lb-gc-annotation-boolean",
   description: `The ${loadBalancerGcAnnotation} annotation, when present, parses as a Go boolean; otherwise CAREN's BeforeClusterDelete hook fails and the Cluster cannot be deleted.`,

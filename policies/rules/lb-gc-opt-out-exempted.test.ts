@@ -15,7 +15,7 @@ function withAnnotation(value: string) {
   return fleet;
 }
 
-describe("lb-gc-opt-out-exempted (rule 11)", () => {
+describe("lb-gc-opt-out-exempted", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { resourceRule } from "../lib/define";
 import { clusterView, isExempt, parseGoBool, resourceTypes } from "../lib/fleet-resources";
 
 /**
- * Rule 11: CAREN deletes a tenant's LoadBalancer Services before its Cluster goes away;
+ * CAREN deletes a tenant's LoadBalancer Services before its Cluster goes away;
  * opting out leaves paid Hetzner load balancers behind, so it needs an explicit exemption.
  */
 export const lbGcOptOutExempted = resourceRule<{ exemptClusters: string[] }>({

@@ -45,7 +45,7 @@ describe("portCovers", () => {
   });
 });
 
-describe("management-admin-ports-closed (rule 17b)", () => {
+describe("management-admin-ports-closed", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -37,7 +37,7 @@ export function everyoneIn(sources: readonly string[]): string[] {
   return open;
 }
 
-/** Rule 17b: SSH and the Kubernetes API on the management servers are reachable from admin networks only. */
+/** SSH and the Kubernetes API on the management servers are reachable from admin networks only. */
 export const managementAdminPortsClosed = resourceRule({
   name: "management-admin-ports-closed",
   description: `The management firewall never opens SSH (22) or the Kubernetes API (${kubernetesApiPort}) to 0.0.0.0/0 or ::/0 (in any spelling).`,

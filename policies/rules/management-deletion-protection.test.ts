@@ -16,7 +16,7 @@ function withDeleteProtection(name: string, value: unknown) {
   return fleet;
 }
 
-describe("management-deletion-protection (rule 17a)", () => {
+describe("management-deletion-protection", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { resourceRule } from "../lib/define";
 import { resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 17a: a prod management server or API load balancer must not be deletable by one mistaken call. */
+/** A prod management server or API load balancer must not be deletable by one mistaken call. */
 export const managementDeletionProtection = resourceRule({
   name: "management-deletion-protection",
   description: "Management servers and the API load balancer have Hetzner deletion protection on (prod; disabled in policies/config/dev.json).",

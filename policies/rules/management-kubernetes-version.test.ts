@@ -11,7 +11,7 @@ function withSettings(settings: Record<string, unknown>) {
   return fleet;
 }
 
-describe("management-kubernetes-version (rule 6)", () => {
+describe("management-kubernetes-version", () => {
   it("passes the baseline (hetzner mode, the catalog's k3s)", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

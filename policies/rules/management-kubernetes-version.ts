@@ -4,7 +4,7 @@ import { resourceRule } from "../lib/define";
 import { resourceTypes } from "../lib/fleet-resources";
 
 /**
- * Rule 6: the management cluster runs a minor the pinned CAPI manages from (and that
+ * The management cluster runs a minor the pinned CAPI manages from (and that
  * everything else installed on it supports). Read from the ManagementCluster component's
  * inputs: the validated `management` settings, secrets stripped.
  */

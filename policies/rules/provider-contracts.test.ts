@@ -13,7 +13,7 @@ function withVersion(name: string, version: string) {
   return fleet;
 }
 
-describe("provider-contracts (rule 7)", () => {
+describe("provider-contracts", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -7,7 +7,7 @@ import { installedVersions } from "../lib/fleet-resources";
 const release = (version: string): semver.SemVer | null => semver.coerce(version);
 
 /**
- * Rule 7: the providers speak contracts the installed CAPI serves. Versions come from the
+ * The providers speak contracts the installed CAPI serves. Versions come from the
  * resources that install them (the operator's provider CRs, the CAREN release); a provider
  * the stack does not install is not checked.
  */

@@ -16,7 +16,7 @@ function mutated(change: (fleet: FixtureResource[]) => void): FixtureResource[] 
   return fleet;
 }
 
-describe("tenant-has-hcloud-ccm (rule 15)", () => {
+describe("tenant-has-hcloud-ccm", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -3,7 +3,7 @@ import { stackRule } from "../lib/define";
 import { clustersIn, ofType, resourceTypes, selectorMatches, type LabelSelector } from "../lib/fleet-resources";
 
 /**
- * Rule 15: without the hcloud CCM in the workload cluster no LoadBalancer Service gets (or
+ * Without the hcloud CCM in the workload cluster no LoadBalancer Service gets (or
  * loses) a Hetzner load balancer, so neither CAREN's GC nor the drain can clean up.
  */
 export const tenantHasHcloudCcm = stackRule({

@@ -5,7 +5,7 @@ import { tenantKubernetesVersionCarenTested as rule } from "./tenant-kubernetes-
 
 const baseline = baselineFleet();
 
-describe("tenant-kubernetes-version-caren-tested (rule 1, advisory part)", () => {
+describe("tenant-kubernetes-version-caren-tested", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

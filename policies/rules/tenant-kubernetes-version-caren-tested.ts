@@ -4,7 +4,7 @@ import { minorOf, parseKubernetesVersion } from "../../infra/model/kubernetes-ve
 import { resourceRule } from "../lib/define";
 import { clusterView, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 1 (advisory part): CAREN's end-to-end tests cover the tenant's minor. */
+/** CAREN's end-to-end tests cover the tenant's minor. */
 export const tenantKubernetesVersionCarenTested = resourceRule({
   name: "tenant-kubernetes-version-caren-tested",
   description: "A tenant Cluster runs a Kubernetes minor CAREN's end-to-end suite covers (other minors may work, untested).",

@@ -11,7 +11,7 @@ function withVersion(version: string) {
   return fleet;
 }
 
-describe("tenant-kubernetes-version-supported (rule 1)", () => {
+describe("tenant-kubernetes-version-supported", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

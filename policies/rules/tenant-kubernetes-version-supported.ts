@@ -4,7 +4,7 @@ import { describeRange, isMinorInRange, parseKubernetesVersion } from "../../inf
 import { resourceRule } from "../lib/define";
 import { clusterView, resourceTypes } from "../lib/fleet-resources";
 
-/** Rule 1: a tenant runs a Kubernetes minor the pinned CAPI and CAPH both support. */
+/** A tenant runs a Kubernetes minor the pinned CAPI and CAPH both support. */
 export const tenantKubernetesVersionSupported = resourceRule({
   name: "tenant-kubernetes-version-supported",
   description: "A tenant Cluster's Kubernetes version lies in the workload range the pinned Cluster API and CAPH support together.",

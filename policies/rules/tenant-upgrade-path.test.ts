@@ -12,7 +12,7 @@ function deployed(versions: Record<string, string>) {
   return fleet;
 }
 
-describe("tenant-upgrade-path (rule 4)", () => {
+describe("tenant-upgrade-path", () => {
   it("passes the baseline (a new stack: nothing deployed)", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

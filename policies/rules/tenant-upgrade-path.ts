@@ -5,7 +5,7 @@ import { stackRule } from "../lib/define";
 import { classOf, clustersIn, deployedTenantVersions, installedVersions, tenantOf } from "../lib/fleet-resources";
 
 /**
- * Rule 4: from what runs (the stack's last `tenantVersions` output) to the target, never
+ * From what runs (the stack's last `tenantVersions` output) to the target, never
  * down, and across several minors only when CAPI can chain the upgrade.
  */
 export const tenantUpgradePath = stackRule({
@@ -20,7 +20,7 @@ export const tenantUpgradePath = stackRule({
     for (const { resource, cluster } of clustersIn(resources)) {
       const from = deployed.get(tenantOf(cluster));
       if (from === undefined || from === cluster.version || !semver.valid(from) || !semver.valid(cluster.version)) {
-        continue; // a new tenant, no change, or rule 1 reports the version itself
+        continue; // a new tenant, no change, or tenant-kubernetes-version-supported reports the version itself
       }
       const minorsCrossed = semver.minor(cluster.version) - semver.minor(from);
       const capi = clusterApi === undefined ? null : semver.coerce(clusterApi);

@@ -6,7 +6,7 @@ import { tenantVersionInClusterClass as rule } from "./tenant-version-in-cluster
 const baseline = baselineFleet();
 const clusterUrn = "urn:pulumi:test::capi-fleet::kubernetes:cluster.x-k8s.io/v1beta2:Cluster::cluster-analytics";
 
-describe("tenant-version-in-cluster-class (rule 2)", () => {
+describe("tenant-version-in-cluster-class", () => {
   it("passes the baseline", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { stackRule } from "../lib/define";
 import { classOf, clustersIn } from "../lib/fleet-resources";
 
-/** Rule 2: CAPI's Cluster webhook only accepts versions its ClusterClass lists. */
+/** CAPI's Cluster webhook only accepts versions its ClusterClass lists. */
 export const tenantVersionInClusterClass = stackRule({
   name: "tenant-version-in-cluster-class",
   description: "A tenant Cluster's Kubernetes version is listed in its ClusterClass spec.kubernetesVersions.",

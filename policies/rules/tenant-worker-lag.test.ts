@@ -20,7 +20,7 @@ describe("maxWorkerLag", () => {
   });
 });
 
-describe("tenant-worker-lag (rule 5)", () => {
+describe("tenant-worker-lag", () => {
   it("passes the baseline and a chained upgrade planned by CAPI", async () => {
     expect(await evaluate([rule], baseline)).toEqual([]);
     const fleet = cloneFixtures(baseline);

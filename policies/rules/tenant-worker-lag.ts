@@ -20,7 +20,7 @@ export function maxWorkerLag(from: string, campaign: readonly UpgradeStep[]): nu
 }
 
 /**
- * Rule 5: during a chained upgrade the workers may trail the control plane by at most 3
+ * During a chained upgrade the workers may trail the control plane by at most 3
  * minors (the kubelet skew policy, a constant in CAPI's planner). Checked on the plan CAPI
  * will compute; a ClusterClass that hands planning to an extension cannot be checked.
  */

@@ -130,7 +130,7 @@ async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> 
 
   return {
     tenants,
-    resources: resources.length,
+    resources: resources.forResourceRules.length,
     dependencyEdges: registrations.reduce((sum, registration) => sum + registration.dependencies.length, 0),
     registrationMs: end - start,
     // Includes the quiet period lastRegistration waits for, which costs next to no CPU.

@@ -96,16 +96,19 @@ export function standInPlan(registrations: readonly DumpedRegistration[]): Stand
     entries.push({ type: registration.type, name, inputs: withoutResourceObjects(registration.inputs, references) as Record<string, unknown>, dependsOn });
   }
   // Components register their outputs after their children exist: resolve `declared` to entries.
-  registrations
-    .filter((registration) => registration.outputs !== undefined && indexByUrn.has(registration.urn))
-    .forEach((registration) => {
-      const { [declaredOutputName]: declared, ...other } = registration.outputs ?? {};
-      const children = Array.isArray(declared) ? (declared as DeclaredResource[]) : [];
-      entries[indexByUrn.get(registration.urn)!]!.outputs = {
-        other,
-        declared: children.flatMap(({ urn, props }) => (indexByUrn.has(urn) ? [{ entry: indexByUrn.get(urn)!, props }] : [])),
-      };
-    });
+  for (const registration of registrations) {
+    const entry = entries[indexByUrn.get(registration.urn) ?? -1];
+    if (!entry || registration.outputs === undefined) continue;
+    const { [declaredOutputName]: declared, ...other } = registration.outputs;
+    const children = Array.isArray(declared) ? (declared as DeclaredResource[]) : [];
+    entry.outputs = {
+      other,
+      declared: children.flatMap(({ urn, props }) => {
+        const child = indexByUrn.get(urn);
+        return child === undefined ? [] : [{ entry: child, props }];
+      }),
+    };
+  }
   return { entries, collisions, skippedPulumiTypes, skippedDependencies, unknownDependencies, resourceReferences: references.count };
 }
 
