@@ -1,4 +1,6 @@
 import { spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
@@ -18,7 +20,45 @@ function run(script: string, args: string[], env: Record<string, string> = {}) {
   return { code: result.status, output: `${result.stdout}${result.stderr}` };
 }
 
+/** A directory with a `pulumi` that records each invocation's arguments (one line each) and succeeds. */
+function recordingPulumi(): { bin: string; calls: () => string[][] } {
+  const bin = mkdtempSync(path.join(tmpdir(), "fake-pulumi-"));
+  const log = path.join(bin, "calls");
+  writeFileSync(path.join(bin, "pulumi"), `#!/bin/sh\nprintf '%s\\037' "$@" >>"${log}"\necho >>"${log}"\n`, { mode: 0o755 });
+  const calls = () => (existsSync(log) ? readFileSync(log, "utf8").trimEnd().split("\n").map((line) => line.split("\u001f").slice(0, -1)) : []);
+  return { bin, calls };
+}
+
 describe("scripts/preview", () => {
+  it.each(["dev", "prod"])("previews %s with the policy pack and that stack's policy config, as the PR workflow does", (stack) => {
+    const pulumi = recordingPulumi();
+    const { code, output } = run("preview", [stack], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
+    expect(code, output).toBe(0);
+    const preview = pulumi.calls().find((args) => args[0] === "preview");
+    expect(preview).toEqual(["preview", "--stack", stack, "--non-interactive", "--policy-pack", "policies", "--policy-pack-config", `policies/config/${stack}.json`]);
+  });
+
+  it("starts the pack through the engine's legacy analyzer path for the offline toolchain's CLI", () => {
+    const pulumi = recordingPulumi();
+    const { code, output } = run("preview", ["dev"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}`, CAPI_FLEET_POLICY_PACK_START: "legacy" });
+    expect(code, output).toBe(0);
+    const preview = pulumi.calls().find((args) => args[0] === "preview")!;
+    const pack = preview[preview.indexOf("--policy-pack") + 1]!;
+    expect(preview.slice(-2)).toEqual(["--policy-pack-config", "policies/config/dev.json"]);
+    expect(readFileSync(path.join(pack, "PulumiPolicy.yaml"), "utf8")).toBe("runtime: nodejs-legacy\n");
+    expect(readlinkSync(path.join(pack, "index.ts"))).toBe(path.join(repoRoot, "policies", "index.ts"));
+    const shim = readFileSync(path.join(pack, "..", "bin", "pulumi-analyzer-policy-nodejs-legacy"), "utf8");
+    expect(shim).toContain(path.join(repoRoot, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack"));
+  });
+
+  it("refuses a stack without a policy config", () => {
+    const pulumi = recordingPulumi();
+    const { code, output } = run("preview", ["staging"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
+    expect(code).toBe(1);
+    expect(output).toContain("no policy config policies/config/staging.json");
+    expect(pulumi.calls()).toEqual([]);
+  });
+
   it("says plainly that the Pulumi CLI is missing when there is neither pulumi nor Go", () => {
     const { code, output } = run("preview", ["dev"]);
     expect(code).toBe(1);
