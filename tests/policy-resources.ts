@@ -16,17 +16,27 @@ function link(registrations: readonly Registration[], propsOf: (registration: Re
 }
 
 /**
- * What the engine hands the policy pack for recorded registrations, on the preview of a fresh
- * stack (policies/testing/harness.ts says why): inputs to resource rules; to stack rules,
- * components' registered outputs and nothing of custom resources, without the StackReference.
- * Shared by tests/policy-pack.test.ts, the real-engine comparison and `npm run bench`.
+ * The kind of run: on a fresh stack's preview, custom resources behind the management cluster's
+ * unknown provider have no outputs; at an update's preview and after `up` they have the
+ * provider's view of the object (here the mocks' state: inputs plus computed values).
  */
-export function engineViewOfRegistrations(registrations: readonly Registration[]): EngineView {
+export type RunKind = "fresh-preview" | "update-preview-or-up";
+
+/**
+ * What the engine hands the policy pack for recorded registrations (policies/testing/harness.ts
+ * says why): inputs to resource rules; to stack rules, components' registered outputs and the
+ * custom resources' outputs for that kind of run, without the StackReference. Shared by
+ * tests/policy-pack.test.ts, the real-engine comparison and `npm run bench`.
+ */
+export function engineViewOfRegistrations(registrations: readonly Registration[], run: RunKind = "fresh-preview"): EngineView {
   return {
     forResourceRules: link(registrations, (registration) => registration.inputs),
     forStackRules: link(
       registrations.filter((registration) => registration.type !== stackReferenceType),
-      (registration) => freshPreviewOutputs({ type: registration.type, outputs: registration.outputs }),
+      (registration) =>
+        run === "fresh-preview" || !registration.custom
+          ? freshPreviewOutputs({ type: registration.type, outputs: registration.outputs })
+          : (registration.state ?? {}),
     ),
   };
 }
