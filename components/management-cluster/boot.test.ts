@@ -111,10 +111,10 @@ async function startMetadataServer(): Promise<void> {
   });
 }
 
-/** Reads the user data from a namespace, as `uid`; fails on refusal or after 1.5 s. */
+/** Reads the user data from inside a namespace; fails on refusal or after 3 s (a dropped packet). */
 function readUserData(name: string): { ok: boolean; body: string; error: string } {
   const code = [
-    `fetch('http://${metadataAddress}/hetzner/v1/userdata', { signal: AbortSignal.timeout(1500) })`,
+    `fetch('http://${metadataAddress}/hetzner/v1/userdata', { signal: AbortSignal.timeout(3000) })`,
     "  .then((r) => r.text()).then((t) => process.stdout.write(t))",
     "  .catch((e) => { process.stderr.write(String(e.cause?.code ?? e.name)); process.exit(1); });",
   ].join("\n");
