@@ -229,7 +229,8 @@ export function createHetznerManagementCluster(
         protect,
         dependsOn: [subnet],
         // user data, image and keys only matter at first boot; a change must not
-        // silently replace a server (and an etcd member) — upgrades happen in place.
+        // silently replace a server (and an etcd member). So a new k3sVersion or boot script
+        // reaches only servers created later: nothing upgrades k3s on running servers.
         ignoreChanges: ["userData", "image", "sshKeys"],
       },
     );
