@@ -78,10 +78,25 @@ retry() {
   done
 }
 
+# Whether a process holds one of apt's or dpkg's locks: fuser (psmisc) where the image has it,
+# else the kernel's table of held locks (dpkg and apt take fcntl locks on these files).
+apt_lock_held() {
+  if command -v fuser >/dev/null; then
+    fuser "${dpkg_locks[@]}" >/dev/null 2>&1
+    return
+  fi
+  local lock inode
+  for lock in "${dpkg_locks[@]}"; do
+    inode=$(stat -c %i "$lock" 2>/dev/null) || continue
+    grep -q ":${inode} " /proc/locks && return 0
+  done
+  return 1
+}
+
 # cloud-init and unattended-upgrades use apt on first boot; apt-get fails at once on a held lock.
 wait_for_apt_locks() {
   local deadline=$((SECONDS + lock_timeout)) said=""
-  while fuser "${dpkg_locks[@]}" >/dev/null 2>&1; do
+  while apt_lock_held; do
     if ((SECONDS >= deadline)); then
       log "the apt/dpkg lock is still held after ${lock_timeout}s (${dpkg_locks[*]})"
       return 1
@@ -103,7 +118,7 @@ download() {
   retry curl -fsSL --connect-timeout 20 --max-time 600 -o "$1" "$2"
 }
 
-for tool in apt-get curl fuser gpg sha256sum systemctl tar; do
+for tool in apt-get curl gpg sha256sum systemctl tar; do
   command -v "$tool" >/dev/null || { log "missing $tool, which the stock image is expected to have"; false; }
 done
 
