@@ -4,8 +4,10 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/catalog";
+import { parse } from "yaml";
 import { repoRoot } from "../../tests/stack-files";
-import { serverBootFiles } from "./k3s";
+import { planManagementAddresses } from "./address-plan";
+import { renderK3sCloudInit, serverBootFiles } from "./k3s";
 
 // The management servers' first boot, run for real in network namespaces this test creates
 // (and deletes), shaped like a Hetzner server: a public NIC `eth0` holding the default route
@@ -19,7 +21,26 @@ import { serverBootFiles } from "./k3s";
 const id = process.pid;
 const ns = { node: `cf-node-${id}`, pod: `cf-pod-${id}`, cloud: `cf-cloud-${id}`, oldNode: `cf-node10-${id}` };
 const metadataAddress = "198.51.100.254";
-const nodeIp = "10.0.1.11";
+
+/** The prod stack's management servers and the command each one's user data runs at boot. */
+const prodManagement = (parse(readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8")) as {
+  config: Record<string, { servers: number; network: { subnetCidr: string } }>;
+}).config["capi-fleet:management"]!;
+const prodServers = planManagementAddresses(prodManagement.network.subnetCidr, prodManagement.servers).serverIps.map((privateIp, index) => {
+  const userData = parse(
+    renderK3sCloudInit({
+      index,
+      k3sVersion: catalog.k3s.version,
+      nodeIp: privateIp,
+      firstServerIp: "10.0.1.11",
+      apiAddresses: ["203.0.113.10"],
+      token: "t",
+      caFiles: { serverCaCertPem: "", serverCaKeyPem: "", clientCaCertPem: "", clientCaKeyPem: "" },
+    }).replace("#cloud-config\n", ""),
+  ) as { runcmd: string[][] };
+  return { privateIp, runcmd: userData.runcmd };
+});
+const nodeIp = prodServers[0]!.privateIp;
 const fakeUserData = "#cloud-config\n# fake client-ca.key for the test\n";
 const bootScript = path.join(repoRoot, serverBootFiles.bootScript.source);
 const guard = path.join(repoRoot, serverBootFiles.metadataGuard.source);
@@ -148,13 +169,13 @@ function writeStubs(stubDir: string): void {
   }
 }
 
-function boot(name: string, address: string, env: Record<string, string> = {}) {
+function boot(name: string, args: string[], env: Record<string, string> = {}) {
   const stubDir = mkdtempSync(path.join(workDir, "boot-"));
   writeStubs(stubDir);
   const dropins = path.join(stubDir, "config.yaml.d");
   const log = path.join(stubDir, "calls.log");
   writeFileSync(log, "");
-  const result = spawnSync("ip", ["netns", "exec", name, "bash", bootScript, address, catalog.k3s.version], {
+  const result = spawnSync("ip", ["netns", "exec", name, "bash", bootScript, ...args], {
     encoding: "utf8",
     timeout: 20_000,
     env: {
@@ -203,25 +224,36 @@ describe.skipIf(!canRun)("a management server's first boot, in network namespace
     expect(inNs(ns.node, ["ip", "-4", "route", "show", "default"]).stdout).toMatch(/ dev eth0\b/);
   });
 
-  it("boot names the NIC holding the private IP as flannel's interface, starts the guard, then installs the pinned k3s", () => {
-    const { status, stderr, calls, flannelDropin } = boot(ns.node, nodeIp);
-    expect(status, stderr).toBe(0);
-    expect(flannelDropin).toBe("flannel-iface: enp7s0\n");
-    const installer = calls.filter((call) => call.startsWith("k3s-installer"));
-    expect(installer).toEqual([`k3s-installer INSTALL_K3S_VERSION=${catalog.k3s.version} args=server guard=on`]);
-    expect(calls.findIndex((call) => call.includes("enable --now capi-fleet-metadata-guard.service"))).toBeLessThan(
-      calls.findIndex((call) => call.startsWith("curl")),
-    );
+  it("every prod server's user data, run as cloud-init runs it, names the private NIC as flannel's interface, starts the guard, then installs the pinned k3s", () => {
+    expect(prodServers).toHaveLength(3);
+    for (const server of [...prodServers].reverse()) {
+      // This namespace plays each prod server in turn: its private NIC holds that server's IP.
+      ip("-n", ns.node, "addr", "flush", "dev", "enp7s0");
+      ip("-n", ns.node, "addr", "add", `${server.privateIp}/32`, "dev", "enp7s0");
+      expect(server.runcmd).toHaveLength(1);
+      const [command, ...args] = server.runcmd[0]!;
+      expect(command).toBe(serverBootFiles.bootScript.path);
+      const { status, stderr, calls, flannelDropin } = boot(ns.node, args);
+      expect(status, stderr).toBe(0);
+      expect(flannelDropin).toBe("flannel-iface: enp7s0\n");
+      const installer = calls.filter((call) => call.startsWith("k3s-installer"));
+      expect(installer).toEqual([`k3s-installer INSTALL_K3S_VERSION=${catalog.k3s.version} args=server guard=on`]);
+      expect(calls.findIndex((call) => call.includes("enable --now capi-fleet-metadata-guard.service"))).toBeLessThan(
+        calls.findIndex((call) => call.startsWith("curl")),
+      );
+    }
+    // The loop ended on the first server, whose address the rest of the tests use.
+    expect(inNs(ns.node, ["ip", "-4", "-o", "addr", "show", "dev", "enp7s0"]).stdout).toContain(` ${nodeIp}/32 `);
   });
 
   it("looks the NIC up instead of assuming its name (ens10 on older server types)", () => {
-    const { status, stderr, flannelDropin } = boot(ns.oldNode, "10.0.1.12", { METADATA_ADDRESS: metadataAddress });
+    const { status, stderr, flannelDropin } = boot(ns.oldNode, ["10.0.1.12", catalog.k3s.version]);
     expect(status, stderr).toBe(0);
     expect(flannelDropin).toBe("flannel-iface: ens10\n");
   });
 
   it("fails loudly, before k3s, when no NIC holds the private IP (exact match: 10.0.1.1 is not 10.0.1.11)", () => {
-    const { status, stderr, calls, flannelDropin } = boot(ns.node, "10.0.1.1");
+    const { status, stderr, calls, flannelDropin } = boot(ns.node, ["10.0.1.1", catalog.k3s.version]);
     expect(status).not.toBe(0);
     expect(stderr).toContain("no interface holds 10.0.1.1 after 2s");
     expect(stderr).toContain("k3s was not started");
@@ -258,7 +290,7 @@ describe.skipIf(!canRun)("a management server's first boot, in network namespace
   });
 
   it("boot refuses to install k3s when the guard cannot be put in place", () => {
-    const { status, calls } = boot(ns.node, nodeIp, { METADATA_GUARD: "/bin/false" });
+    const { status, calls } = boot(ns.node, [nodeIp, catalog.k3s.version], { METADATA_GUARD: "/bin/false" });
     expect(status).not.toBe(0);
     expect(calls.some((call) => call.startsWith("k3s-installer"))).toBe(false);
   });
