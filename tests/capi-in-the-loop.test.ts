@@ -1,0 +1,507 @@
+import { createHash } from "node:crypto";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { catalog } from "../infra/model/catalog";
+import { carenExtensionNames } from "../infra/model/caren-extensions";
+import { computeUpgradePlan } from "../infra/model/upgrade-plan";
+import { eventually, conditionOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
+import { runStack } from "./fleet-run";
+import type { Registration } from "./pulumi-mocks";
+import type { RecordedRequest } from "./recording-extension";
+import { sourceOfGroup } from "./upstream-crds";
+
+// The fleet's ClusterClass and tenant Clusters reconciled by Cluster API's own controllers and
+// webhooks (built from sigs.k8s.io/cluster-api at the catalog's version; tests/capi-in-the-loop.ts):
+// every Kubernetes object the dev and prod stacks declare (collected under mocks, as the conformance
+// test does) is applied for real, with server-side apply, in the program's dependency order. Then:
+// the class's variables, CAPI's admission of the Clusters (and refusal of broken ones), the topology
+// CAPI generates from them, and what reaches the runtime extension.
+//
+// CAREN's place is taken by a recording Runtime SDK extension (tests/recording-extension.ts): a
+// stand-in for CAREN's transport and handler names only, not for its logic. It registers the
+// handlers CAREN registers, under the ExtensionConfig name CAREN's chart gives, records every request
+// and answers Success with no patches. Nothing provisions servers: no CAPH or CAAPH controller runs,
+// so a Cluster stops at its generated topology (which is what is checked).
+
+/** First run on a clean machine builds kube-apiserver + etcd and the CAPI managers (minutes each on 2 cores). */
+const buildTimeoutMs = 75 * 60_000;
+const stacks = ["dev", "prod"] as const;
+/** Helm releases are upstream charts (no chart controller runs here). */
+const outOfScope = new Set(["kubernetes:helm.sh/v3:Release"]);
+const reconcileTimeoutMs = 120_000;
+
+let loop: CapiInTheLoop | undefined;
+let failed = false;
+const report: string[] = [];
+const objects: Record<(typeof stacks)[number], KubeObject[]> = { dev: [], prod: [] };
+const applyWarnings: string[] = [];
+/** Objects whose CRDs no source could provide (a clone without the upstream data copy): not applied. */
+const unverified: Record<string, { count: number; reason: string }> = {};
+/** Why the topology cannot be checked (its CAPH templates are unverified), if so. */
+let topologyUnverified: string | undefined;
+
+const L = (): CapiInTheLoop => {
+  if (!loop) throw new Error("Cluster API did not start (see beforeAll)");
+  return loop;
+};
+const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+const isPatch = (registration: Registration) => /^kubernetes:[^:]+:\w+Patch$/.test(registration.type);
+
+/** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
+function objectOf(registration: Registration): KubeObject {
+  const object = structuredClone(registration.inputs) as unknown as KubeObject;
+  if (!object.metadata.name) {
+    const suffix = createHash("sha256").update(registration.urn).digest("hex").slice(0, 8);
+    object.metadata = { ...object.metadata, name: `${registration.name}-${suffix}` };
+  }
+  return object;
+}
+
+/** Kubernetes registrations in dependency order (each after everything it waits for; ties keep program order). */
+function dependencyOrder(registrations: Registration[]): Registration[] {
+  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type));
+  const byUrn = new Map(registrations.map((r) => [r.urn, r]));
+  const ordered: Registration[] = [];
+  const done = new Set<string>();
+  const visit = (registration: Registration, path: Set<string>) => {
+    if (done.has(registration.urn) || path.has(registration.urn)) return;
+    path.add(registration.urn);
+    for (const urn of registration.dependencies) {
+      const dependency = byUrn.get(urn);
+      if (dependency) visit(dependency, path);
+    }
+    path.delete(registration.urn);
+    done.add(registration.urn);
+    if (kubernetes.includes(registration)) ordered.push(registration);
+  };
+  for (const registration of kubernetes) visit(registration, new Set());
+  return ordered;
+}
+
+const clusterObjects = (stack: (typeof stacks)[number]) => objects[stack].filter((o) => o.kind === "Cluster");
+const allClusters = () => stacks.flatMap(clusterObjects);
+const classObject = () => objects.dev.find((o) => o.kind === "ClusterClass")!;
+
+interface TopologyVariable {
+  name: string;
+  value: unknown;
+}
+interface TopologySpec {
+  version: string;
+  classRef: { name: string; namespace: string };
+  controlPlane: { replicas: number };
+  variables: TopologyVariable[];
+  workers: { machineDeployments: { name: string; replicas: number; failureDomain: string; variables?: { overrides?: TopologyVariable[] } }[] };
+}
+const topologyOf = (cluster: KubeObject) => (cluster.spec as { topology: TopologySpec }).topology;
+const variablesOf = (list: TopologyVariable[] | undefined) => Object.fromEntries((list ?? []).map((v) => [v.name, v.value]));
+
+/** The names of the objects CAPI generated for a Cluster, and the objects. */
+async function generated(cluster: KubeObject) {
+  const namespace = cluster.metadata.namespace!;
+  const selector = `cluster.x-k8s.io/cluster-name=${cluster.metadata.name!}`;
+  const [hetznerCluster] = await L().list("infrastructure.cluster.x-k8s.io/v1beta1", "HetznerCluster", namespace, selector);
+  const [controlPlane] = await L().list("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, selector);
+  const machineDeployments = await L().list("cluster.x-k8s.io/v1beta2", "MachineDeployment", namespace, selector);
+  const ref = (object: unknown, ...keys: string[]) => keys.reduce<unknown>((node, key) => (node as Record<string, unknown> | undefined)?.[key], object) as { name?: string } | undefined;
+  const infraTemplate = async (name: string | undefined) =>
+    name ? L().get("infrastructure.cluster.x-k8s.io/v1beta1", "HCloudMachineTemplate", name, namespace) : undefined;
+  const controlPlaneMachine = await infraTemplate(ref(controlPlane?.spec, "machineTemplate", "spec", "infrastructureRef")?.name);
+  const workers = await Promise.all(
+    machineDeployments.map(async (md) => ({
+      md,
+      infrastructure: await infraTemplate(ref(md.spec, "template", "spec", "infrastructureRef")?.name),
+      bootstrap: await (async () => {
+        const name = ref(md.spec, "template", "spec", "bootstrap", "configRef")?.name;
+        return name ? L().get("bootstrap.cluster.x-k8s.io/v1beta2", "KubeadmConfigTemplate", name, namespace) : undefined;
+      })(),
+    })),
+  );
+  return { hetznerCluster, controlPlane, controlPlaneMachine, workers };
+}
+
+const at = (object: unknown, path: string): unknown =>
+  path.split(".").reduce<unknown>((node, key) => (node === undefined || node === null ? undefined : (node as Record<string, unknown>)[key]), object);
+
+/**
+ * Where the objects CAPI generated for the Cluster `actual` differ from the settings the Cluster
+ * `expected` declares (its topology and variables). Empty when they carry that tenant's settings.
+ */
+async function settingsMismatches(expected: KubeObject, actual: KubeObject): Promise<string[]> {
+  const problems: string[] = [];
+  const check = (what: string, got: unknown, want: unknown) => {
+    if (JSON.stringify(got) !== JSON.stringify(want)) problems.push(`${what}: got ${JSON.stringify(got)}, want ${JSON.stringify(want)}`);
+  };
+  const topology = topologyOf(expected);
+  const vars = variablesOf(topology.variables);
+  const objects = await generated(actual);
+  const hc = objects.hetznerCluster?.spec;
+  const regions = vars.hcloudRegions as string[];
+  check("HetznerCluster controlPlaneRegions", at(hc, "controlPlaneRegions"), regions);
+  check("HetznerCluster controlPlaneLoadBalancer.type", at(hc, "controlPlaneLoadBalancer.type"), vars.hcloudAPILoadBalancerType);
+  check("HetznerCluster controlPlaneLoadBalancer.region", at(hc, "controlPlaneLoadBalancer.region"), regions[0]);
+  check("HetznerCluster hcloudNetwork", at(hc, "hcloudNetwork"), vars.hcloudNetwork);
+  check("HetznerCluster hcloudPlacementGroups", at(hc, "hcloudPlacementGroups") ?? [], vars.hcloudPlacementGroups);
+  check("HetznerCluster sshKeys.hcloud", at(hc, "sshKeys.hcloud") ?? [], vars.hcloudSSHKeys);
+  const kcp = objects.controlPlane?.spec;
+  check("KubeadmControlPlane replicas", at(kcp, "replicas"), topology.controlPlane.replicas);
+  const kcpVersion = at(kcp, "version") as string | undefined;
+  const kcpCommands = JSON.stringify(at(kcp, "kubeadmConfigSpec.preKubeadmCommands") ?? []);
+  if (!kcpVersion || !kcpCommands.includes(kcpVersion)) problems.push(`KubeadmControlPlane preKubeadmCommands do not install ${kcpVersion ?? "?"}: ${kcpCommands}`);
+  const cpm = objects.controlPlaneMachine?.spec;
+  check("control-plane HCloudMachineTemplate type", at(cpm, "template.spec.type"), vars.hcloudControlPlaneMachineType);
+  check("control-plane HCloudMachineTemplate imageName", at(cpm, "template.spec.imageName"), vars.hcloudControlPlaneImageName);
+  // enabledIf: the placement-group patch applies only when the variable is non-empty.
+  check("control-plane HCloudMachineTemplate placementGroupName", at(cpm, "template.spec.placementGroupName"), vars.hcloudControlPlanePlacementGroup || undefined);
+  check("MachineDeployments", objects.workers.map((w) => w.md.metadata.labels?.["topology.cluster.x-k8s.io/deployment-name"]).sort(), topology.workers.machineDeployments.map((md) => md.name).sort());
+  for (const pool of topology.workers.machineDeployments) {
+    const worker = objects.workers.find((w) => w.md.metadata.labels?.["topology.cluster.x-k8s.io/deployment-name"] === pool.name);
+    if (!worker) continue;
+    const overrides = { ...vars, ...variablesOf(pool.variables?.overrides) };
+    check(`MachineDeployment ${pool.name} replicas`, at(worker.md.spec, "replicas"), pool.replicas);
+    check(`MachineDeployment ${pool.name} failureDomain`, at(worker.md.spec, "template.spec.failureDomain"), pool.failureDomain);
+    check(`worker ${pool.name} HCloudMachineTemplate type`, at(worker.infrastructure?.spec, "template.spec.type"), overrides.hcloudWorkerMachineType);
+    check(`worker ${pool.name} HCloudMachineTemplate imageName`, at(worker.infrastructure?.spec, "template.spec.imageName"), overrides.hcloudWorkerImageName);
+    check(`worker ${pool.name} HCloudMachineTemplate placementGroupName`, at(worker.infrastructure?.spec, "template.spec.placementGroupName"), overrides.hcloudWorkerPlacementGroup || undefined);
+    const mdVersion = at(worker.md.spec, "template.spec.version") as string | undefined;
+    const commands = JSON.stringify(at(worker.bootstrap?.spec, "template.spec.preKubeadmCommands") ?? []);
+    if (!mdVersion || !commands.includes(mdVersion)) problems.push(`worker ${pool.name} KubeadmConfigTemplate preKubeadmCommands do not install ${mdVersion ?? "?"}: ${commands}`);
+  }
+  return problems;
+}
+
+/** A dry-run create of a copy of a program Cluster under another name, after `mutate`. */
+async function probeCluster(base: KubeObject, suffix: string, mutate: (topology: TopologySpec) => void) {
+  const copy = structuredClone(base);
+  copy.metadata = { name: `${base.metadata.name!}-${suffix}`, namespace: base.metadata.namespace, labels: base.metadata.labels };
+  mutate(topologyOf(copy));
+  return L().apply(copy, { dryRun: true });
+}
+
+const generatePatches = (): RecordedRequest[] => L().extension.requests.filter((r) => r.hook === "GeneratePatches");
+const own = (qualified: string) => qualified.slice(0, qualified.indexOf("."));
+
+describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's ClusterClass and Clusters reconciled by CAPI's own controllers and webhooks`, () => {
+  beforeAll(async () => {
+    const started = Date.now();
+    loop = await startCapiInTheLoop({ buildTimeoutMs, progress: (line) => report.push(`  ${seconds(Date.now() - started)}: ${line}`) });
+    report.push(
+      `${loop.capi.version}: ${loop.capi.buildInfo}; ${loop.api.binaries.kubeApiserverVersion}; ${loop.crds.installed} CRDs (${loop.crds.converted.length} with conversion webhooks)`,
+      `start-up: ${Object.entries(loop.timings).map(([phase, ms]) => `${phase} ${seconds(ms)}`).join(", ")}`,
+      ...loop.sources.map((s) => ("unavailable" in s ? `CRDs ${s.source.name}: NOT VERIFIED (${s.unavailable})` : `CRDs ${s.source.name}: ${s.via ?? `${s.source.module}@${s.source.version}`}`)),
+    );
+    const applyStarted = Date.now();
+    for (const stack of stacks) {
+      const { registrations } = await runStack(stack);
+      const ordered = dependencyOrder(registrations);
+      // Namespaces the program expects to exist (created by charts, the operator, …) before anything else.
+      for (const namespace of new Set(ordered.map((r) => objectOf(r).metadata.namespace).filter((n): n is string => n !== undefined))) {
+        await L().api.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+      }
+      for (const registration of ordered) {
+        const object = objectOf(registration);
+        const group = object.apiVersion.includes("/") ? object.apiVersion.split("/")[0]! : "";
+        const missing = L().sources.find((s) => "unavailable" in s && s.source === sourceOfGroup(group));
+        if (missing && "unavailable" in missing) {
+          const entry = (unverified[`${object.apiVersion} ${object.kind}`] ??= { count: 0, reason: missing.unavailable });
+          entry.count += 1;
+          if (group === "infrastructure.cluster.x-k8s.io") topologyUnverified = `CAPH's CRDs are unavailable (${missing.unavailable}), so CAPI cannot reconcile the topology`;
+          continue;
+        }
+        const response = isPatch(registration)
+          ? await L().apply(object, { manager: "pulumi-kubernetes-patch", force: false })
+          : await L().apply(object);
+        const label = `${stack}: ${object.kind} ${object.metadata.namespace ? `${object.metadata.namespace}/` : ""}${object.metadata.name!}`;
+        if (response.status >= 300) throw new Error(`${label}: HTTP ${response.status}: ${responseMessage(response)}`);
+        if (response.warnings.length > 0) applyWarnings.push(`${label}: ${response.warnings.join(" | ")}`);
+        if (!isPatch(registration)) objects[stack].push(object);
+      }
+    }
+    report.push(
+      `applied ${objects.dev.length} dev + ${objects.prod.length} prod objects in ${seconds(Date.now() - applyStarted)}`,
+      ...applyWarnings.map((w) => `  apply warning: ${w}`),
+      ...Object.entries(unverified).map(([kind, { count, reason }]) => `  NOT VERIFIED ${count} × ${kind}: ${reason}`),
+      ...(topologyUnverified ? [`NOT VERIFIED: every topology check below is skipped: ${topologyUnverified}`] : []),
+    );
+  }, buildTimeoutMs + 10 * 60_000);
+
+  afterAll(async () => {
+    const kept = await loop?.stop(failed);
+    if (kept) report.push(`managers' logs kept in ${kept}`);
+    if (report.length > 0) console.log(`capi in the loop:\n  ${report.join("\n  ")}`);
+  }, 60_000);
+
+  const track = (name: string, body: () => Promise<void>, timeout = reconcileTimeoutMs + 60_000): void => {
+    it(name, async (context) => {
+      if (topologyUnverified) {
+        context.skip(topologyUnverified);
+        return;
+      }
+      try {
+        await body();
+      } catch (error) {
+        failed = true;
+        throw new Error(`${error instanceof Error ? error.message : String(error)}\n${L().logs()}`);
+      }
+    }, timeout);
+  };
+
+  track("the ClusterClass reaches VariablesReady=True with every declared variable in status (negative control: a patch whose DiscoverVariables handler does not exist)", async () => {
+    const declared = classObject();
+    const started = Date.now();
+    const reconciled = await eventually("ClusterClass VariablesReady=True", reconcileTimeoutMs, async () => {
+      const got = await L().get(declared.apiVersion, "ClusterClass", declared.metadata.name!, declared.metadata.namespace);
+      return conditionOf(got, "VariablesReady")?.status === "True" ? got : undefined;
+    });
+    const statusVariables = (reconciled.status as { variables?: { name: string; definitions: { from: string }[] }[] }).variables ?? [];
+    const declaredNames = ((declared.spec as { variables: { name: string }[] }).variables).map((v) => v.name);
+    report.push(`ClusterClass VariablesReady=True after ${seconds(Date.now() - started)}; status.variables: ${statusVariables.map((v) => `${v.name} (from ${v.definitions.map((d) => d.from).join(",")})`).join(", ")}`);
+    expect(statusVariables.map((v) => v.name).sort()).toEqual([...declaredNames].sort());
+    expect(statusVariables.every((v) => v.definitions.every((d) => d.from === "inline"))).toBe(true);
+
+    // Negative control: the same class with one more external patch whose variables come from a handler nobody serves.
+    const broken = structuredClone(declared);
+    broken.metadata = { name: `${declared.metadata.name!}-probe`, namespace: declared.metadata.namespace };
+    const names = carenExtensionNames();
+    (broken.spec as { patches: unknown[] }).patches.push({
+      name: "probe",
+      external: { generatePatchesExtension: names.clusterPatches("generic"), discoverVariablesExtension: `nosuchconfigvars-dv.${names.extensionConfig}` },
+    });
+    const applied = await L().apply(broken);
+    expect(applied.status, responseMessage(applied)).toBeLessThan(300);
+    const condition = await eventually("probe ClusterClass VariablesReady=False", reconcileTimeoutMs, async () => {
+      const got = await L().get(broken.apiVersion, "ClusterClass", broken.metadata.name!, broken.metadata.namespace);
+      const c = conditionOf(got, "VariablesReady");
+      return c?.status === "False" ? c : undefined;
+    });
+    report.push(`negative control (unknown DiscoverVariables handler): VariablesReady=False: ${condition.message ?? condition.reason ?? ""}`);
+    await L().api.request("DELETE", await L().objectPath(broken));
+  });
+
+  track("CAPI's webhooks admitted every tenant Cluster, and reject a version not in kubernetesVersions, a region outside the schema, a missing required variable and a downgrade", async () => {
+    const clusters = allClusters();
+    expect(clusters.map((c) => c.metadata.name).sort()).toEqual(["analytics", "dev-a", "edge", "payments"]);
+    for (const cluster of clusters) {
+      expect(await L().get(cluster.apiVersion, "Cluster", cluster.metadata.name!, cluster.metadata.namespace), cluster.metadata.name).toBeDefined();
+    }
+    const base = clusters.find((c) => c.metadata.name === "dev-a")!;
+    // Positive control in the same run: the unchanged copy is admitted.
+    const unchanged = await probeCluster(base, "probe", () => {});
+    expect(unchanged.status, responseMessage(unchanged)).toBeLessThan(300);
+
+    const listed = catalog.tenantKubernetesVersions as readonly string[];
+    const version = topologyOf(base).version;
+    const [major, minor, patch] = version.replace(/^v/, "").split(".").map(Number) as [number, number, number];
+    const unlisted = `v${major}.${minor}.${patch + 1}`;
+    expect(listed).not.toContain(unlisted);
+    const cases: [string, (t: TopologySpec) => void, RegExp][] = [
+      [`version ${unlisted} (not in kubernetesVersions)`, (t) => (t.version = unlisted), /kubernetesVersions|not.*(listed|allowed|supported)|version/i],
+      ["hcloudRegions [xyz1]", (t) => (t.variables.find((v) => v.name === "hcloudRegions")!.value = ["xyz1"]), /hcloudRegions.*xyz1|xyz1.*supported values/is],
+      ["no hcloudControlPlaneMachineType", (t) => (t.variables = t.variables.filter((v) => v.name !== "hcloudControlPlaneMachineType")), /hcloudControlPlaneMachineType/],
+    ];
+    for (const [what, mutate, pattern] of cases) {
+      const response = await probeCluster(base, "probe", mutate);
+      report.push(`rejected ${what}: HTTP ${response.status}: ${responseMessage(response)}`);
+      expect(response.status, what).toBeGreaterThanOrEqual(400);
+      expect(responseMessage(response), what).toMatch(pattern);
+    }
+    // A downgrade is an update of the live Cluster (dry-run: nothing changes).
+    const lower = listed.find((v) => Number(v.replace(/^v/, "").split(".")[1]) < minor);
+    expect(lower).toBeDefined();
+    const downgrade = structuredClone(base);
+    topologyOf(downgrade).version = lower!;
+    const response = await L().apply(downgrade, { dryRun: true });
+    report.push(`rejected downgrade ${version} → ${lower!}: HTTP ${response.status}: ${responseMessage(response)}`);
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(responseMessage(response)).toMatch(/decreas|downgrade|lower/i);
+  });
+
+  track("TopologyReconciled=True for every tenant, and what CAPI generated carries that tenant's settings (negative control: another tenant's settings)", async () => {
+    const clusters = allClusters();
+    const started = Date.now();
+    for (const cluster of clusters) {
+      await eventually(
+        `Cluster ${cluster.metadata.name!} TopologyReconciled=True`,
+        reconcileTimeoutMs,
+        async () => {
+          const got = await L().get(cluster.apiVersion, "Cluster", cluster.metadata.name!, cluster.metadata.namespace);
+          return conditionOf(got, "TopologyReconciled")?.status === "True" ? got : undefined;
+        },
+        async () => JSON.stringify((await L().get(cluster.apiVersion, "Cluster", cluster.metadata.name!, cluster.metadata.namespace))?.status ?? {}).slice(0, 2000),
+      );
+    }
+    report.push(`all ${clusters.length} Clusters TopologyReconciled=True ${seconds(Date.now() - started)} after the first check`);
+    for (const cluster of clusters) {
+      expect(await settingsMismatches(cluster, cluster), cluster.metadata.name).toEqual([]);
+    }
+    // Both sides of every enabledIf: some tenant has a placement group where another has none.
+    const placement = await Promise.all(clusters.map(async (c) => at((await generated(c)).controlPlaneMachine?.spec, "template.spec.placementGroupName")));
+    const workerPlacement = (await Promise.all(clusters.map(async (c) => (await generated(c)).workers.map((w) => at(w.infrastructure?.spec, "template.spec.placementGroupName"))))).flat();
+    report.push(`enabledIf: control-plane placementGroupName per tenant ${JSON.stringify(placement)}; worker ${JSON.stringify(workerPlacement)}`);
+    expect(workerPlacement).toContain(undefined);
+    expect(placement.some((p) => p !== undefined)).toBe(true);
+    // Negative control: dev-a's generated objects do not carry payments' settings.
+    const devA = clusters.find((c) => c.metadata.name === "dev-a")!;
+    const payments = clusters.find((c) => c.metadata.name === "payments")!;
+    const mismatches = await settingsMismatches(payments, devA);
+    report.push(`negative control (payments' settings vs dev-a's objects): ${mismatches.length} mismatches, e.g. ${mismatches.slice(0, 3).join("; ")}`);
+    expect(mismatches.length).toBeGreaterThan(3);
+  });
+
+  track("GeneratePatches requests name exactly the class's external patch handlers", async () => {
+    // Which Cluster a request is for: the `builtin` variable CAPI always sends (builtin.cluster.name).
+    const clusterOf = (request: RecordedRequest) =>
+      (((request.body.variables as TopologyVariable[] | undefined) ?? []).find((v) => v.name === "builtin")?.value as { cluster?: { name?: string } } | undefined)?.cluster?.name;
+    await eventually("GeneratePatches requests for every Cluster", reconcileTimeoutMs, () => {
+      const names = new Set(generatePatches().map(clusterOf));
+      return Promise.resolve(allClusters().every((c) => names.has(c.metadata.name)) ? true : undefined);
+    });
+    const referenced = ((classObject().spec as { patches: { external?: { generatePatchesExtension?: string } }[] }).patches)
+      .map((p) => p.external?.generatePatchesExtension)
+      .filter((n): n is string => n !== undefined)
+      .map(own);
+    const requested = [...new Set(generatePatches().map((r) => r.handler))].sort();
+    report.push(`GeneratePatches: ${generatePatches().length} requests to ${requested.join(", ")}; lifecycle requests: ${[...new Set(L().extension.requests.filter((r) => r.hook !== "GeneratePatches").map((r) => `${r.hook}/${r.handler}`))].join(", ")}`);
+    expect(requested).toEqual([...new Set(referenced)].sort());
+    // Negative control: the extension's other registered patch handlers (e.g. CAREN's previous generation) got nothing.
+    const unreferenced = L().extension.handlers.filter((h) => h.hook === "GeneratePatches" && !referenced.includes(h.name));
+    expect(unreferenced.length).toBeGreaterThan(0);
+    expect(generatePatches().filter((r) => unreferenced.some((h) => h.name === r.handler))).toEqual([]);
+  });
+
+  // KNOWN DEFECT, documented rather than failing CI: CAPI passes an external patch only the variables
+  // that patch's own DiscoverVariables defined (sigs.k8s.io/cluster-api@v1.12.10:
+  // internal/controllers/topology/cluster/patches/engine.go, addVariablesForPatch → definitionsForPatch
+  // keeps the variables whose status definition has `from` == the patch's name; inline ones are
+  // `from: inline`). The class declares `clusterConfig` inline, so CAREN's GeneratePatches handlers
+  // never see it (e.g. kubeProxy.mode: disabled never reaches kubeadm). The fix is a variable-design
+  // change; when it lands this test passes, `it.fails` then fails, and the marker must go.
+  it.fails("GeneratePatches requests carry the tenant's clusterConfig (fails today: inline variables are not passed to external patches)", (context) => {
+    if (topologyUnverified) {
+      context.skip(topologyUnverified);
+      return;
+    }
+    const requests = generatePatches();
+    expect(requests.length).toBeGreaterThan(0);
+    const carrying = requests.filter((r) => {
+      const global = (r.body.variables as { name: string }[] | undefined) ?? [];
+      const items = ((r.body.items as { variables?: { name: string }[] }[] | undefined) ?? []).flatMap((i) => i.variables ?? []);
+      return [...global, ...items].some((v) => v.name === "clusterConfig");
+    });
+    report.push(`GeneratePatches carrying clusterConfig: ${carrying.length} of ${requests.length}; variables seen: ${[...new Set(requests.flatMap((r) => ((r.body.variables as { name: string }[] | undefined) ?? []).map((v) => v.name)))].join(", ")}`);
+    expect(carrying.length).toBe(requests.length);
+  });
+
+  // A chained upgrade, observed. Nothing here runs machines, so the test reports completion the way
+  // CAPI's own topology tests do with a fake control plane: it writes the control plane's
+  // `status.version` (the contract field the topology controller reads: sigs.k8s.io/cluster-api@v1.12.10:
+  // internal/contract/controlplane.go, IsProvisioning/IsUpgrading) once `spec.version` changed. The
+  // KCP controller keeps a status.version it did not compute (controlplane/kubeadm/internal/controllers/
+  // status.go sets it only from Machines, and there are none). MachineDeployments complete by
+  // themselves: a MachineDeployment is "upgrading" only while one of its Machines has another
+  // version (exp/topology/scope/state.go, IsUpgrading), and no Machine exists (no infrastructure
+  // provider makes the HetznerCluster ready).
+  track("a chained upgrade v1.33 → v1.35: the KCP and MachineDeployment versions CAPI sets equal the program's planner, and BeforeClusterUpgrade reaches the extension first", async () => {
+    const listed = ((classObject().spec as { kubernetesVersions: string[] }).kubernetesVersions);
+    const edge = allClusters().find((c) => c.metadata.name === "edge")!;
+    const from = topologyOf(edge).version;
+    const target = listed[listed.length - 1]!;
+    expect(Number(target.split(".")[1]) - Number(from.split(".")[1])).toBeGreaterThanOrEqual(2);
+    const namespace = edge.metadata.namespace!;
+    const selector = `cluster.x-k8s.io/cluster-name=${edge.metadata.name!}`;
+    const kcp = async () => (await L().list("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, selector))[0]!;
+    const mdVersions = async () =>
+      (await L().list("cluster.x-k8s.io/v1beta2", "MachineDeployment", namespace, selector)).map((md) => at(md.spec, "template.spec.version") as string);
+    /** Fake control-plane completion: status.version := spec.version. */
+    const completeControlPlane = async () => {
+      const current = await kcp();
+      const specVersion = at(current.spec, "version") as string;
+      if (at(current.status, "version") === specVersion) return specVersion;
+      const response = await L().api.request(
+        "PATCH",
+        `${await L().objectPath(current)}/status`,
+        { status: { version: specVersion } },
+        "application/merge-patch+json",
+      );
+      expect(response.status, responseMessage(response)).toBeLessThan(300);
+      return specVersion;
+    };
+    // The control plane "finished" provisioning at its first version; without it CAPI's webhook
+    // refuses any version change ("control plane is currently provisioning").
+    const probe = structuredClone(edge);
+    topologyOf(probe).version = target;
+    const refused = await L().apply(probe, { dryRun: true });
+    report.push(`upgrade before the control plane reported a version: HTTP ${refused.status}: ${responseMessage(refused)}`);
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    await completeControlPlane();
+    const beforeUpgrade = L().extension.requests.length;
+    const upgraded = structuredClone(edge);
+    topologyOf(upgraded).version = target;
+    const started = Date.now();
+    const response = await L().apply(upgraded);
+    expect(response.status, responseMessage(response)).toBeLessThan(300);
+
+    const observed: { component: "control-plane" | "workers"; version: string; at: number }[] = [];
+    let lastCp = from;
+    let lastWorkers = from;
+    await eventually(`edge upgraded to ${target}`, 4 * reconcileTimeoutMs, async () => {
+      const cpVersion = at((await kcp()).spec, "version") as string;
+      if (cpVersion !== lastCp) {
+        observed.push({ component: "control-plane", version: cpVersion, at: Date.now() });
+        lastCp = cpVersion;
+      }
+      const workers = await mdVersions();
+      const lowest = [...workers].sort()[0]!;
+      if (workers.every((v) => v === workers[0]) && lowest !== lastWorkers) {
+        observed.push({ component: "workers", version: lowest, at: Date.now() });
+        lastWorkers = lowest;
+      }
+      await completeControlPlane();
+      return lastCp === target && lastWorkers === target ? true : undefined;
+    });
+    const plan = computeUpgradePlan({ controlPlaneVersion: from, workersVersion: from, desiredVersion: target, kubernetesVersions: listed });
+    const cpSeen = observed.filter((o) => o.component === "control-plane").map((o) => o.version);
+    const workersSeen = observed.filter((o) => o.component === "workers").map((o) => o.version);
+    report.push(
+      `chained upgrade ${from} → ${target} in ${seconds(Date.now() - started)}: CAPI set control plane ${cpSeen.join(" → ")}, workers ${workersSeen.join(" → ")}; planner: control plane ${plan.controlPlaneUpgrades.join(" → ")}, workers ${plan.workersUpgrades.join(" → ")}`,
+    );
+    expect(cpSeen).toEqual(plan.controlPlaneUpgrades);
+    expect(workersSeen).toEqual(plan.workersUpgrades);
+    // Hooks: CAPI v1.12.10 calls BeforeClusterUpgrade, then per step BeforeControlPlaneUpgrade,
+    // AfterControlPlaneUpgrade, BeforeWorkersUpgrade, AfterWorkersUpgrade, and AfterClusterUpgrade
+    // (exp/topology/desiredstate/desired_state.go, computeControlPlaneVersion/computeMachineDeploymentVersion;
+    // api/runtime/hooks/v1alpha1/lifecyclehooks_types.go). Of these CAREN registers BeforeClusterUpgrade only,
+    // so only it may reach the extension, once, and before the first control-plane step.
+    const hooks = L().extension.requests.slice(beforeUpgrade).filter((r) => r.hook !== "GeneratePatches" && ((r.body.cluster as KubeObject | undefined)?.metadata.name ?? "") === "edge");
+    report.push(`upgrade hooks received for edge: ${hooks.map((h) => `${h.hook}/${h.handler}`).join(", ")}`);
+    expect(hooks.map((h) => h.hook)).toEqual(["BeforeClusterUpgrade"]);
+    expect(hooks[0]!.at).toBeLessThanOrEqual(observed[0]!.at);
+    const carried = (hooks[0]!.body as { fromKubernetesVersion?: string; toKubernetesVersion?: string });
+    expect([carried.fromKubernetesVersion, carried.toKubernetesVersion]).toEqual([from, target]);
+  }, 6 * reconcileTimeoutMs);
+
+  track("deleting a tenant Cluster calls BeforeClusterDelete before CAPI deletes its infrastructure", async () => {
+    const victim = allClusters().find((c) => c.metadata.name === "analytics")!;
+    const namespace = victim.metadata.namespace!;
+    const selector = `cluster.x-k8s.io/cluster-name=${victim.metadata.name!}`;
+    const infrastructure = async () => (await L().list("infrastructure.cluster.x-k8s.io/v1beta1", "HetznerCluster", namespace, selector))[0];
+    expect(await infrastructure()).toBeDefined();
+    // Hold the hook (retry in 2 s) until the test has looked at the infrastructure.
+    L().extension.override = (request) => (request.hook === "BeforeClusterDelete" ? { retryAfterSeconds: 2 } : undefined);
+    const deleted = await L().api.request("DELETE", await L().objectPath(victim));
+    expect(deleted.status, responseMessage(deleted)).toBeLessThan(300);
+    const first = await eventually("BeforeClusterDelete for analytics", reconcileTimeoutMs, () =>
+      Promise.resolve(L().extension.requests.find((r) => r.hook === "BeforeClusterDelete" && (r.body.cluster as KubeObject | undefined)?.metadata.name === "analytics")),
+    );
+    // While the hook holds, the infrastructure is untouched (negative control: once released, it goes).
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const held = await infrastructure();
+    expect(held).toBeDefined();
+    expect(held!.metadata.deletionTimestamp).toBeUndefined();
+    L().extension.override = undefined;
+    await eventually("analytics' HetznerCluster deleted", reconcileTimeoutMs, async () => ((await infrastructure()) === undefined ? true : undefined));
+    await eventually("analytics Cluster gone", reconcileTimeoutMs, async () => ((await L().get(victim.apiVersion, "Cluster", victim.metadata.name!, namespace)) === undefined ? true : undefined));
+    const calls = L().extension.requests.filter((r) => r.hook === "BeforeClusterDelete" && (r.body.cluster as KubeObject | undefined)?.metadata.name === "analytics");
+    report.push(`delete analytics: BeforeClusterDelete/${first.handler} called ${calls.length}× (held ${calls.length - 1}×), then the HetznerCluster and the Cluster were deleted`);
+    expect(calls.length).toBeGreaterThanOrEqual(2);
+  });
+});
