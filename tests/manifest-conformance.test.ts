@@ -275,7 +275,9 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
       ...sources.map((s) =>
         "unavailable" in s
           ? `CRDs ${s.source.name}: UNAVAILABLE (${s.unavailable})`
-          : `CRDs ${s.source.name}: ${s.source.module}@${s.source.version} ${s.source.dirs.join(", ")} (${s.crds.length} CRDs)`,
+          : s.via
+            ? `CRDs ${s.source.name}: ${s.via} (${s.crds.length} CRDs)`
+            : `CRDs ${s.source.name}: ${s.source.module}@${s.source.version} ${s.source.dirs.join(", ")} (${s.crds.length} CRDs)`,
       ),
     );
   }, buildTimeoutMs + 5 * 60_000);

@@ -1,12 +1,16 @@
-import { readdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { runToolchain } from "./kube-apiserver";
+import { repoRoot } from "./stack-files";
 
 // Where the CRDs of every kind the program declares come from: the upstream Go module at the
 // catalog's exact version, read from the Go module cache at test time (nothing upstream is
 // committed). Module paths are not versions; every version below comes from the catalog.
+// Source order, for every test that installs them: the Go module; where the proxy refuses it,
+// the project's data copy of the same files next to the checkout, read in place (`fallback`);
+// where neither exists (a user's clone), the kinds are reported as not verified.
 
 /** One upstream project whose CRDs the conformance test installs. */
 export interface CrdSource {
@@ -22,6 +26,16 @@ export interface CrdSource {
    * may be missing: its kinds are then reported as not verified; any other refusal fails.
    */
   knownRefusal?: string;
+  /**
+   * Where the same upstream files are kept outside the repository when the proxy refuses the
+   * module (project machines and CI have them; a user's clone may not): read in place, never copied.
+   */
+  fallback?: { dir: string; note: string };
+  /**
+   * Labels the project's kustomize adds to each CRD on install (the CAPI contract label tells
+   * CAPI which API version of a provider's kind speaks which contract).
+   */
+  labels?: Record<string, string>;
 }
 
 /** Chart versions have no leading v; Go module versions do. */
@@ -78,6 +92,13 @@ export const crdSources: readonly CrdSource[] = [
     dirs: ["config/crd/bases"],
     groups: ["infrastructure.cluster.x-k8s.io"],
     knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
+    // The same 11 files as the module's config/crd/bases, byte for byte (its README names the commit).
+    fallback: {
+      dir: path.resolve(repoRoot, "..", "shared", "upstream", `caph-${catalog.caph.version}`, "crds"),
+      note: `upstream data copy of config/crd/bases at ${catalog.caph.version}`,
+    },
+    // syself/cluster-api-provider-hetzner@v1.1.8: config/crd/kustomization.yaml adds it to every CRD.
+    labels: { "cluster.x-k8s.io/v1beta1": "v1beta1" },
   },
   {
     name: "CAREN",
@@ -102,9 +123,22 @@ export interface Crd {
   spec: { group: string; names: { kind: string }; versions: { name: string; served: boolean }[] };
 }
 
-/** The outcome of reading one source: its module directory and CRDs, or why it is unavailable. */
+/** A source's CRDs with the labels its kustomize adds (copies; the inputs stay as read). */
+function labelled(source: CrdSource, crds: Crd[]): Crd[] {
+  if (!source.labels) return crds;
+  return crds.map((crd) => {
+    const copy = structuredClone(crd) as Crd & { metadata: { labels?: Record<string, string> } };
+    copy.metadata.labels = { ...copy.metadata.labels, ...source.labels };
+    return copy;
+  });
+}
+
+/**
+ * The outcome of reading one source: its module directory (or the fallback directory, with
+ * `via` saying so) and CRDs, or why it is unavailable.
+ */
 export type SourceResult =
-  | { source: CrdSource; dir: string; crds: Crd[]; files: string[] }
+  | { source: CrdSource; dir: string; crds: Crd[]; files: string[]; via?: string }
   | { source: CrdSource; unavailable: string };
 
 /** True when the go command's message says the proxy refused the module (not: unreachable). */
@@ -137,8 +171,14 @@ export async function readSource(source: CrdSource, timeoutMs: number): Promise<
     dir = (await runToolchain(["module", `${source.module}@${source.version}`], timeoutMs)).trim();
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (isRefusal(message)) return { source, unavailable: `${source.module}@${source.version}: ${source.knownRefusal ?? "refused by the Go module proxy"}` };
-    throw error;
+    if (!isRefusal(message)) throw error;
+    const refused = `${source.module}@${source.version}: ${source.knownRefusal ?? "refused by the Go module proxy"}`;
+    if (source.fallback && existsSync(source.fallback.dir)) {
+      const found = crdsIn(source.fallback.dir);
+      if (found.crds.length === 0) throw new Error(`${source.fallback.dir}: no CRDs (${source.fallback.note})`);
+      return { source, dir: source.fallback.dir, crds: labelled(source, found.crds), files: found.files, via: `${refused}; read ${source.fallback.note}` };
+    }
+    return { source, unavailable: refused };
   }
   const crds: Crd[] = [];
   const files: string[] = [];
@@ -148,5 +188,5 @@ export async function readSource(source: CrdSource, timeoutMs: number): Promise<
     crds.push(...found.crds);
     files.push(...found.files);
   }
-  return { source, dir, crds, files };
+  return { source, dir, crds: labelled(source, crds), files };
 }
