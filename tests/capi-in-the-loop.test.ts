@@ -339,12 +339,53 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     report.push(`enabledIf: control-plane placementGroupName per tenant ${JSON.stringify(placement)}; worker ${JSON.stringify(workerPlacement)}`);
     expect(workerPlacement).toContain(undefined);
     expect(placement.some((p) => p !== undefined)).toBe(true);
+    // The other side of each enabledIf, on a real Cluster: a copy of dev-a whose control plane has no
+    // placement group and whose workers have one.
+    const devA0 = clusters.find((c) => c.metadata.name === "dev-a")!;
+    const flipped = structuredClone(devA0);
+    flipped.metadata = { name: "dev-a-flipped", namespace: devA0.metadata.namespace, labels: { ...devA0.metadata.labels, "capi-fleet.io/tenant": "dev-a-flipped" } };
+    const flippedTopology = topologyOf(flipped);
+    flippedTopology.variables.find((v) => v.name === "hcloudControlPlanePlacementGroup")!.value = "";
+    flippedTopology.variables.find((v) => v.name === "hcloudPlacementGroups")!.value = [{ name: "workers-md-0", type: "spread" }];
+    for (const md of flippedTopology.workers.machineDeployments) {
+      md.variables!.overrides!.find((v) => v.name === "hcloudWorkerPlacementGroup")!.value = "workers-md-0";
+    }
+    const created = await L().apply(flipped);
+    expect(created.status, responseMessage(created)).toBeLessThan(300);
+    await eventually("dev-a-flipped TopologyReconciled=True", reconcileTimeoutMs, async () => {
+      const got = await L().get(flipped.apiVersion, "Cluster", flipped.metadata.name!, flipped.metadata.namespace);
+      return conditionOf(got, "TopologyReconciled")?.status === "True" ? true : undefined;
+    });
+    expect(await settingsMismatches(flipped, flipped)).toEqual([]);
+    const flippedObjects = await generated(flipped);
+    report.push(
+      `enabledIf flipped (dev-a-flipped): control-plane placementGroupName ${JSON.stringify(at(flippedObjects.controlPlaneMachine?.spec, "template.spec.placementGroupName"))}, worker ${JSON.stringify(flippedObjects.workers.map((w) => at(w.infrastructure?.spec, "template.spec.placementGroupName")))}`,
+    );
+    expect(at(flippedObjects.controlPlaneMachine?.spec, "template.spec.placementGroupName")).toBeUndefined();
+    expect(flippedObjects.workers.map((w) => at(w.infrastructure?.spec, "template.spec.placementGroupName"))).toEqual(["workers-md-0"]);
+    await L().api.request("DELETE", await L().objectPath(flipped));
     // Negative control: dev-a's generated objects do not carry payments' settings.
     const devA = clusters.find((c) => c.metadata.name === "dev-a")!;
     const payments = clusters.find((c) => c.metadata.name === "payments")!;
     const mismatches = await settingsMismatches(payments, devA);
     report.push(`negative control (payments' settings vs dev-a's objects): ${mismatches.length} mismatches, e.g. ${mismatches.slice(0, 3).join("; ")}`);
     expect(mismatches.length).toBeGreaterThan(3);
+  });
+
+  track("CAPI discovered exactly the handlers CAREN registers, among them every handler the class names (negative control: a name CAREN does not register)", async () => {
+    const extensionConfig = await L().get("runtime.cluster.x-k8s.io/v1beta2", "ExtensionConfig", carenExtensionNames().extensionConfig);
+    const discovered = ((extensionConfig?.status as { handlers?: { name: string; requestHook: { hook: string } }[] } | undefined)?.handlers ?? []).map(
+      (h) => `${h.requestHook.hook} ${h.name}`,
+    );
+    const expected = L().extension.handlers.map((h) => `${h.hook} ${h.name}.${carenExtensionNames().extensionConfig}`);
+    report.push(`discovered ${discovered.length} handlers: ${discovered.map((d) => d.split(" ")[1]!.split(".")[0]).join(", ")}`);
+    expect([...discovered].sort()).toEqual([...expected].sort());
+    const named = ((classObject().spec as { patches: { external?: { generatePatchesExtension?: string } }[] }).patches)
+      .map((p) => p.external?.generatePatchesExtension)
+      .filter((n): n is string => n !== undefined);
+    expect(named.length).toBeGreaterThan(0);
+    for (const name of named) expect(discovered).toContain(`GeneratePatches ${name}`);
+    expect(discovered).not.toContain(`GeneratePatches ${named[0]!.replace(/v\d+configpatch/, "v99configpatch")}`);
   });
 
   track("GeneratePatches requests name exactly the class's external patch handlers", async () => {
