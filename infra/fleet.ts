@@ -72,7 +72,7 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     { carenExtensionNames: names },
     { providers: [cluster.provider], dependsOn: [platform.caren] },
   );
-  const tenants = new Map(config.tenants.map((tenant) => [tenant.name, createTenant(tenant, cluster, platform, clusterClass)]));
+  const tenants = new Map(config.tenants.map((tenant) => [tenant.name, createTenant(tenant, cluster, platform, clusterClass, management.deletionProtection)]));
   new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
@@ -96,7 +96,7 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
 }
 
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
-function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Platform, clusterClass: HetznerClusterClass): TenantCluster {
+function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Platform, clusterClass: HetznerClusterClass, deletionProtection: boolean): TenantCluster {
   const { hcloudToken, ...settings } = tenant;
   return new TenantCluster(
     `tenant-${tenant.name}`,
@@ -108,7 +108,9 @@ function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Plat
       managementKubeconfig: cluster.kubeconfig,
       fluxInstance: platform.flux.instance,
     },
-    { providers: [cluster.provider], dependsOn: [clusterClass] },
+    // Protected tenants (inherited by every child): removing or renaming one fails at its
+    // first delete, before the load-balancer drain or anything else of it runs.
+    { providers: [cluster.provider], dependsOn: [clusterClass], protect: deletionProtection },
   );
 }
 

@@ -126,6 +126,21 @@ describe("the prod tenants", () => {
   });
 });
 
+describe.each([
+  { stack: "prod", protect: true },
+  { stack: "dev", protect: false },
+])("tenant protection in $stack (management.deletionProtection: $protect)", ({ stack, protect }) => {
+  it("protects every resource of every tenant exactly when deletion protection is on", async () => {
+    const { registrations } = await runStack(stack);
+    const tenantResources = registrations.filter((r) => r.type === "capi-fleet:tenants:TenantCluster" || r.urn.includes("capi-fleet:tenants:TenantCluster$"));
+    // The Cluster, and everything Pulumi would delete before it (apps, load-balancer drain, kubeconfig
+    // command): a removed or renamed tenant must stop at its first delete, before any of them runs.
+    expect(tenantResources.filter((r) => r.type === clusterType).length).toBeGreaterThan(0);
+    expect(tenantResources.filter((r) => r.type === commandType).length).toBeGreaterThan(0);
+    expect(tenantResources.filter((r) => r.protect !== protect).map((r) => r.name)).toEqual([]);
+  });
+});
+
 describe("a tenant with apps", () => {
   let registrations: Registration[];
 

@@ -27,6 +27,8 @@ export interface Registration {
   provider: string;
   /** The `customTimeouts.delete` option ("" when unset). */
   deleteTimeout: string;
+  /** The `protect` option as the engine receives it (inherited from the parent when unset). */
+  protect: boolean;
   /** What the mock returned as the resource's state (its outputs): inputs plus fake computed values. */
   state?: Record<string, unknown>;
   /** A component's registered outputs (`registerOutputs`), secrets unwrapped; undefined until registered. */
@@ -41,6 +43,7 @@ interface RegisterRequest {
   getProvider(): string;
   getDependenciesList(): string[];
   getCustomtimeouts(): { getDelete(): string } | undefined;
+  getProtect(): boolean | undefined;
   getPropertydependenciesMap(): { forEach(callback: (value: { getUrnsList(): string[] }, key: string) => void): void };
 }
 
@@ -91,7 +94,7 @@ export async function installRecordingMocks(
   stackOutputs: Record<string, unknown> = {},
 ): Promise<Registration[]> {
   const registrations: Registration[] = [];
-  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout">>();
+  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout" | "protect">>();
   let counter = 0;
   await pulumi.runtime.setMocks(
     {
@@ -100,7 +103,7 @@ export async function installRecordingMocks(
         const rawInputs = args.inputs as Record<string, unknown>;
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
-        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "" };
+        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "", protect: false };
         const registration: Registration = { type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges };
         registrations.push(registration);
         const sameType = registrations.filter((r) => r.type === args.type).length;
@@ -139,6 +142,7 @@ export async function installRecordingMocks(
       dependencies: [...dependencies],
       provider: request.getProvider(),
       deleteTimeout: request.getCustomtimeouts()?.getDelete() ?? "",
+      protect: request.getProtect() ?? false,
     });
     return registerResource(request, callback);
   };

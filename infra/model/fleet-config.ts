@@ -268,7 +268,11 @@ const hetznerManagementSchema = strictObject({
   allowAdminFromAnywhere: z.boolean().default(false),
   /** OpenSSH public key installed for root on the servers. */
   sshPublicKey,
-  /** hcloud delete/rebuild protection plus Pulumi `protect` on servers, network and load balancer. */
+  /**
+   * hcloud delete/rebuild protection plus Pulumi `protect` on servers, network and load
+   * balancer, and Pulumi `protect` on every tenant (so a removed or renamed tenant stops the
+   * update instead of deleting its cluster).
+   */
   deletionProtection: z.boolean().default(true),
   /** hcloud load-balancer type of the API endpoint. */
   apiLoadBalancerType: z.enum(loadBalancerTypes, {
@@ -281,6 +285,8 @@ const existingManagementSchema = strictObject({
   mode: z.literal("existing"),
   /** Kubernetes version the existing cluster runs (checked against the platform's management range). */
   kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion, "existing"),
+  /** Pulumi `protect` on every tenant: a removed or renamed tenant stops the update instead of deleting its cluster. */
+  deletionProtection: z.boolean().default(true),
 });
 
 const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {
