@@ -5,6 +5,7 @@ import { carenExtensionNames } from "../infra/model/caren-extensions";
 import { computeUpgradePlan } from "../infra/model/upgrade-plan";
 import { eventually, conditionOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
+import { lostLeaves } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import type { RecordedRequest } from "./recording-extension";
 import { sourceOfGroup } from "./upstream-crds";
@@ -370,6 +371,42 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     const mismatches = await settingsMismatches(payments, devA);
     report.push(`negative control (payments' settings vs dev-a's objects): ${mismatches.length} mismatches, e.g. ${mismatches.slice(0, 3).join("; ")}`);
     expect(mismatches.length).toBeGreaterThan(3);
+  });
+
+  // What CAPI rendered from the class's templates and patches (Go templates, enabledIf, external
+  // patches) replaces any emulation: each generated object, re-applied as it is (server-side apply,
+  // dry-run, strict field validation), must be accepted without warnings and keep every field.
+  track("every object CAPI generated for the tenants passes strict server-side apply as it is (negative control: a wrongly typed field)", async () => {
+    let checked = 0;
+    const failures: string[] = [];
+    let sample: KubeObject | undefined;
+    for (const cluster of allClusters()) {
+      const objects = await generated(cluster);
+      const all = [objects.hetznerCluster, objects.controlPlane, objects.controlPlaneMachine, ...objects.workers.flatMap((w) => [w.md, w.infrastructure, w.bootstrap])];
+      for (const object of all) {
+        if (!object) {
+          failures.push(`${cluster.metadata.name!}: an object is missing`);
+          continue;
+        }
+        const { name, namespace, labels, annotations } = object.metadata;
+        const rendered: KubeObject = { apiVersion: object.apiVersion, kind: object.kind, metadata: { name, namespace, labels, annotations }, spec: object.spec };
+        const response = await L().apply(rendered, { dryRun: true, manager: "rendered-check" });
+        const label = `${cluster.metadata.name!}: ${object.kind} ${name!}`;
+        if (response.status >= 300) failures.push(`${label}: HTTP ${response.status}: ${responseMessage(response)}`);
+        else if (response.warnings.length > 0) failures.push(`${label}: warnings: ${response.warnings.join(" | ")}`);
+        else if (lostLeaves(rendered, response.json).length > 0) failures.push(`${label}: pruned or changed: ${lostLeaves(rendered, response.json).join("; ")}`);
+        else checked += 1;
+        if (object.kind === "KubeadmControlPlane") sample ??= rendered;
+      }
+    }
+    report.push(`CAPI-rendered objects re-applied strictly: ${checked} accepted, ${failures.length} problems`);
+    expect(failures).toEqual([]);
+    expect(checked).toBeGreaterThanOrEqual(allClusters().length * 5);
+    const broken = structuredClone(sample!);
+    (at(broken.spec, "kubeadmConfigSpec") as Record<string, unknown>).preKubeadmCommands = "not a list";
+    const refused = await L().apply(broken, { dryRun: true, manager: "rendered-check" });
+    expect(refused.status).toBeGreaterThanOrEqual(400);
+    expect(responseMessage(refused)).toMatch(/preKubeadmCommands/);
   });
 
   track("CAPI discovered exactly the handlers CAREN registers, among them every handler the class names (negative control: a name CAREN does not register)", async () => {

@@ -3,8 +3,9 @@ import type { Crd } from "./upstream-crds";
 // ClusterClass inline patches write into templates at paths no API server sees until CAPI's
 // topology controller runs: a misspelled or renamed path there looks fine in the ClusterClass
 // (its `path` is a string) and fails only when a tenant is created. These helpers check each
-// path against the target kind's CRD schema and build the patched template, so the conformance
-// test can dry-run what CAPI would produce.
+// path against the target kind's CRD schema, without CAPI. What the patches actually render (Go
+// templates, `enabledIf`, CAREN's external patches) is checked on the objects CAPI's own topology
+// controller generates: tests/capi-in-the-loop.test.ts.
 
 /** The part of an OpenAPI v3 schema the path walk needs. */
 export interface Schema {
@@ -135,52 +136,4 @@ export function applyJsonPatch(document: unknown, patch: { op: string; path: str
   } else {
     parent[last] = patch.value;
   }
-}
-
-/** What a topology provides to patches: variable values and the Kubernetes version. */
-export interface PatchInputs {
-  variables: Record<string, unknown>;
-  version: string;
-}
-
-/** The topology inputs of a Cluster (top-level variables, then the first MachineDeployment's overrides). */
-export function patchInputsOf(clusterSpec: Record<string, unknown>): PatchInputs {
-  const topology = clusterSpec.topology as {
-    version: string;
-    variables?: { name: string; value: unknown }[];
-    workers?: { machineDeployments?: { variables?: { overrides?: { name: string; value: unknown }[] } }[] };
-  };
-  const variables: Record<string, unknown> = {};
-  for (const { name, value } of topology.variables ?? []) variables[name] = value;
-  for (const { name, value } of topology.workers?.machineDeployments?.[0]?.variables?.overrides ?? []) variables[name] ??= value;
-  return { variables, version: topology.version };
-}
-
-/**
- * The value a patch writes, for a topology. Go templates are rendered naively: each action
- * becomes the topology's version when it names a version, else the first element or the
- * value of the variable it names; the result is parsed as YAML, as CAPI does.
- * Undefined when the value depends on a variable the topology does not set.
- */
-export function patchValue(patch: JsonPatch, inputs: PatchInputs, parseYaml: (text: string) => unknown): unknown {
-  if (patch.valueFrom?.variable !== undefined) {
-    const name = patch.valueFrom.variable;
-    if (name.startsWith("builtin.")) return name.endsWith(".version") ? inputs.version : undefined;
-    return inputs.variables[name];
-  }
-  if (patch.valueFrom?.template !== undefined) {
-    const missing: string[] = [];
-    const rendered = patch.valueFrom.template.replace(/\{\{-?\s*(.*?)\s*-?\}\}/g, (_, action: string) => {
-      if (/\.version\b/.test(action)) return inputs.version;
-      const variable = /\.(\w+)/.exec(action)?.[1];
-      const value = variable === undefined ? undefined : inputs.variables[variable];
-      if (value === undefined) {
-        missing.push(action);
-        return "";
-      }
-      return String(Array.isArray(value) ? value[0] : value);
-    });
-    return missing.length > 0 ? undefined : parseYaml(rendered);
-  }
-  return patch.value;
 }

@@ -3,8 +3,7 @@ import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
-import { applyJsonPatch, patchDefinitions, patchValue, undeclaredSegment, type Schema } from "./cluster-class-patches";
+import { applyJsonPatch, patchDefinitions, undeclaredSegment, type Schema } from "./cluster-class-patches";
 import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
 import { repoRoot } from "./stack-files";
 import { crdsIn, isRefusal } from "./upstream-crds";
@@ -169,18 +168,6 @@ describe("ClusterClass patch helpers", () => {
     expect(() => {
       applyJsonPatch(document, { op: "add", path: "/status/x", value: 1 });
     }).toThrow(/status does not exist/);
-  });
-
-  it("renders values from variables, builtins and templates, and gives up on unset variables", () => {
-    const inputs = { variables: { regions: ["fsn1", "nbg1"], type: "cx23" }, version: "v1.34.6" };
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "type" } }, inputs, parseYaml)).toBe("cx23");
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "builtin.controlPlane.version" } }, inputs, parseYaml)).toBe("v1.34.6");
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "{{ index .regions 0 }}" } }, inputs, parseYaml)).toBe("fsn1");
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "- install.sh {{ .builtin.machineDeployment.version }}" } }, inputs, parseYaml)).toEqual([
-      "install.sh v1.34.6",
-    ]);
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { variable: "unset" } }, inputs, parseYaml)).toBeUndefined();
-    expect(patchValue({ op: "add", path: "/x", valueFrom: { template: "{{ .unset }}" } }, inputs, parseYaml)).toBeUndefined();
   });
 
   it("selects the templates a patch targets by kind and matchResources", () => {

@@ -1,19 +1,19 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse as parseYaml } from "yaml";
 import { carenNamespace } from "../components/caren";
-import { applyJsonPatch, crdSchema, patchDefinitions, patchInputsOf, patchValue, undeclaredSegment } from "./cluster-class-patches";
+import { applyJsonPatch, crdSchema, patchDefinitions, undeclaredSegment } from "./cluster-class-patches";
 import { runStack } from "./fleet-run";
 import { kubeApiServerBinaries, lostLeaves, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import { crdSources, readSource, sourceOfGroup, type Crd, type SourceResult } from "./upstream-crds";
 
-// Issue #7: every Kubernetes object the program declares for the dev and prod stacks is applied
+// Every Kubernetes object the program declares for the dev and prod stacks is applied
 // to a real kube-apiserver (built from Go modules) that has the upstream CRDs of the catalog's
 // versions, with server-side apply, dry-run and strict field validation: a wrong apiVersion, a
 // renamed or misspelled field or a wrong enum value fails here instead of on a live cluster, and
 // so does a field the server would prune or rewrite. The ClusterClass's inline patches are checked
-// too: paths against the target kinds' schemas, patched templates by dry-run. Out of scope: Helm releases (upstream charts; their values are not Kubernetes objects) and
+// too: paths against the target kinds' schemas (what the patches render, CAPI's own topology controller
+// shows: tests/capi-in-the-loop.test.ts). Out of scope: Helm releases (upstream charts; their values are not Kubernetes objects) and
 // what controllers and admission webhooks check (none run here), e.g. CAPI's check of topology
 // variables against the ClusterClass schema.
 
@@ -171,25 +171,17 @@ async function checkStack(registrations: Registration[]): Promise<StackResult> {
 interface PatchResult {
   /** JSON patch paths checked against the target kind's schema. */
   paths: number;
-  /** Patched templates (one per Cluster and target) accepted by dry-run. */
-  templates: number;
   unverified: Record<string, number>;
   failures: string[];
 }
 
-/**
- * The ClusterClass's inline patches: every path must be declared by the target kind's CRD,
- * and every template, patched with each Cluster's variables as CAPI would, must be accepted.
- */
-async function checkClusterClassPatches(registrations: Registration[]): Promise<PatchResult> {
-  const result: PatchResult = { paths: 0, templates: 0, unverified: {}, failures: [] };
+/** The ClusterClass's inline patches: every path must be declared by the target kind's CRD. */
+function checkClusterClassPatches(registrations: Registration[]): PatchResult {
+  const result: PatchResult = { paths: 0, unverified: {}, failures: [] };
   const crds = sources.flatMap((s) => ("crds" in s ? s.crds : []));
   const objects = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isPatch(r)).map(objectOf);
   for (const clusterClass of objects.filter((o) => o.kind === "ClusterClass")) {
     const definitions = patchDefinitions(clusterClass.spec as Record<string, unknown>);
-    const clusters = objects.filter(
-      (o) => o.kind === "Cluster" && (o.spec as { topology?: { classRef?: { name?: string } } }).topology?.classRef?.name === clusterClass.metadata.name,
-    );
     for (const definition of definitions) {
       const schema = crdSchema(crds, definition.apiVersion, definition.kind);
       if (!schema) {
@@ -205,33 +197,6 @@ async function checkClusterClassPatches(registrations: Registration[]): Promise<
         if (undeclared !== undefined) {
           result.failures.push(`patch ${definition.patch}: ${jsonPatch.path}: "${undeclared}" is not a field of ${definition.apiVersion} ${definition.kind}`);
         }
-      }
-    }
-    // What CAPI would create from each verifiable template for each Cluster of the class.
-    for (const template of objects.filter((o) => o.metadata.namespace === clusterClass.metadata.namespace)) {
-      const matching = definitions.filter(
-        (d) => d.apiVersion === template.apiVersion && d.kind === template.kind && d.targets.includes(template.metadata.name ?? ""),
-      );
-      if (matching.length === 0 || !crdSchema(crds, template.apiVersion, template.kind)) continue;
-      for (const cluster of clusters) {
-        const inputs = patchInputsOf(cluster.spec as Record<string, unknown>);
-        const patched = structuredClone(template);
-        try {
-          for (const definition of matching) {
-            for (const jsonPatch of definition.jsonPatches) {
-              const value = patchValue(jsonPatch, inputs, parseYaml);
-              if (value !== undefined || jsonPatch.op === "remove") applyJsonPatch(patched, { ...jsonPatch, value });
-            }
-          }
-        } catch (error) {
-          result.failures.push(`${template.kind} ${template.metadata.name ?? ""} for Cluster ${cluster.metadata.name ?? ""}: ${String(error)}`);
-          continue;
-        }
-        const response = await dryRunApply(patched);
-        const label = `${template.kind} ${template.metadata.name ?? ""} patched for Cluster ${cluster.metadata.namespace ?? ""}/${cluster.metadata.name ?? ""}`;
-        if (response.status >= 300) result.failures.push(`${label}: HTTP ${response.status}: ${message(response)}`);
-        else if (response.warnings.length > 0) result.failures.push(`${label}: warnings: ${response.warnings.join(" | ")}`);
-        else result.templates += 1;
       }
     }
   }
@@ -314,16 +279,15 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
   }
 
   for (const stack of stacks) {
-    it(`declares ClusterClass patch paths that exist in the ${stack} stack's target kinds, and patched templates the server accepts`, async () => {
+    it(`declares ClusterClass patch paths that exist in the ${stack} stack's target kinds`, async () => {
       const { registrations } = await runStack(stack);
-      const result = await checkClusterClassPatches(registrations);
+      const result = checkClusterClassPatches(registrations);
       report.push(
-        `${stack}: ClusterClass patches: ${result.paths} paths declared by their target's CRD, ${result.templates} patched templates accepted, ${result.failures.length} problems`,
+        `${stack}: ClusterClass patches: ${result.paths} paths declared by their target's CRD, ${result.failures.length} problems`,
         ...Object.entries(result.unverified).map(([kind, count]) => `  ${stack} NOT VERIFIED ${count} patch paths into ${kind}: upstream CRD unavailable from the proxy`),
       );
       expect(result.failures).toEqual([]);
       expect(result.paths).toBeGreaterThan(0);
-      expect(result.templates).toBeGreaterThan(0);
     });
   }
 
