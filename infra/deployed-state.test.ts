@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
-import { tenantVersionsOutputName } from "./deployed-state";
+import { tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
 import { catalog } from "./model/catalog";
 
 // The whole program, fed its own last outputs through the StackReference it reads: plans
@@ -18,12 +18,19 @@ const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
 const lastOutputs: Record<string, unknown> = {};
 let allRegistrations: Registration[] = [];
 
-async function runProgram(previousTenantVersions: unknown, tenantVersion?: string): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
+async function runProgram(
+  previousTenantVersions: unknown,
+  tenantVersion?: string,
+  previousTenantImmutables?: unknown,
+  changeTenant?: (tenant: Record<string, unknown>) => void,
+): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
   lastOutputs[tenantVersionsOutputName] = previousTenantVersions;
+  lastOutputs[tenantImmutablesOutputName] = previousTenantImmutables;
   const { values, secretKeys } = readStackConfig("dev");
-  if (tenantVersion) {
+  if (tenantVersion || changeTenant) {
     const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
-    tenants[0]!.kubernetesVersion = tenantVersion;
+    if (tenantVersion) tenants[0]!.kubernetesVersion = tenantVersion;
+    changeTenant?.(tenants[0]!);
     values["capi-fleet:tenants"] = JSON.stringify(tenants);
   }
   pulumi.runtime.setAllConfig(values, secretKeys);
@@ -65,5 +72,46 @@ describe("deployed versions", () => {
     expect(stackReference?.inputs).toEqual({ name: "organization/capi-fleet/dev" });
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
+  });
+});
+
+describe("settings a tenant cannot change once it exists", () => {
+  /** The dev stack's outputs after an update: what the next run reads back. */
+  async function deployedOutputs(): Promise<{ versions: unknown; immutables: unknown }> {
+    const { run, registrations } = await runProgram(undefined);
+    const outputs = await run;
+    const [versions, immutables] = await Promise.all([valueOf(outputs[tenantVersionsOutputName]!), valueOf(outputs[tenantImmutablesOutputName]!)]);
+    await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
+    await settle(registrations);
+    return { versions, immutables };
+  }
+
+  it.each([
+    ["its nodes network", (t: Record<string, unknown>) => (t.network = { nodesCidr: "10.1.0.0/16" }), "tenants[0].network.nodesCidr", '"10.0.0.0/16"'],
+    ["its pods range", (t: Record<string, unknown>) => (t.network = { podsCidr: "172.20.0.0/16" }), "tenants[0].network.podsCidr", '"192.168.0.0/16"'],
+    ["its first region", (t: Record<string, unknown>) => { t.regions = ["nbg1"]; (t.workers as Record<string, unknown>[])[0]!.failureDomain = "nbg1"; }, "tenants[0].regions[0]", '"fsn1"'],
+    ["its kube-proxy mode", (t: Record<string, unknown>) => (t.cni = { provider: "cilium", kubeProxyReplacement: true }), "tenants[0].cni.kubeProxyReplacement", "false"],
+  ])("refuses a change of %s against the deployed value, before registering anything but the read of its own outputs", async (_what, change, path, deployedValue) => {
+    const deployed = await deployedOutputs();
+    const { run, registrations } = await runProgram(deployed.versions, undefined, deployed.immutables, change);
+    const error = await run.then(
+      () => undefined,
+      (failure: unknown) => failure as Error,
+    );
+    expect(error?.message).toContain(`  - ${path}: `);
+    expect(error?.message).toContain(`differs from the deployed ${deployedValue}`);
+    expect(error?.message).toContain("create a new tenant (another name and namespace)");
+    await settle(registrations);
+    expect(registrations.map((r) => r.type)).toEqual(["pulumi:pulumi:StackReference"]);
+  });
+
+  it("accepts the same settings again, and tenants deployed before the settings were recorded", async () => {
+    const deployed = await deployedOutputs();
+    for (const immutables of [deployed.immutables, undefined]) {
+      const { run, registrations } = await runProgram(deployed.versions, undefined, immutables);
+      const outputs = await run;
+      await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
+      await settle(registrations);
+    }
   });
 });

@@ -1,39 +1,68 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { FleetConfig } from "./config";
 import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
+import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant-immutables";
 import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
 
+export { tenantImmutablesOutputName } from "./model/tenant-immutables";
 export { tenantVersionsOutputName } from "./model/tenant-upgrades";
 
+/** What the last successful update of this stack deployed, per tenant. */
+export interface DeployedState {
+  /** The Kubernetes version each tenant's Cluster was set to. */
+  readonly versions: Map<string, string>;
+  /** The settings of each tenant that cannot change once its cluster exists (absent for tenants deployed before they were recorded). */
+  readonly immutables: Map<string, TenantImmutables>;
+}
+
 /**
- * The tenant versions this stack deployed last time, from its own last outputs (a
- * StackReference to itself; a new stack has none, so every tenant plans as a creation).
- * Works offline: the outputs come from the stack's backend, not from the clusters.
+ * What this stack deployed last time, from its own last outputs (a StackReference to itself;
+ * a new stack has none, so every tenant plans as a creation). Works offline: the outputs
+ * come from the stack's backend, not from the clusters.
  */
-export async function readDeployedTenantVersions(): Promise<Map<string, string>> {
+export async function readDeployedState(): Promise<DeployedState> {
   const self = `${pulumi.getOrganization()}/${pulumi.getProject()}/${pulumi.getStack()}`;
-  let previous: unknown;
+  const previous: Record<string, unknown> = {};
   try {
-    const details = await new pulumi.StackReference("deployed-state", { name: self }).getOutputDetails(tenantVersionsOutputName);
-    previous = details.value ?? details.secretValue;
+    const reference = new pulumi.StackReference("deployed-state", { name: self });
+    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName]) {
+      const details = await reference.getOutputDetails(name);
+      previous[name] = details.value ?? details.secretValue;
+    }
   } catch (error) {
     throw new pulumi.RunError(
-      `Could not read this stack's last outputs (${self}) to learn which Kubernetes version each tenant runs: ${String(error)}`,
+      `Could not read this stack's last outputs (${self}) to learn what each tenant runs: ${String(error)}`,
     );
   }
-  const { versions, ignored } = deployedVersionsFrom(previous);
+  const { versions, ignored } = deployedVersionsFrom(previous[tenantVersionsOutputName]);
   if (ignored.length > 0) {
     void pulumi.log.warn(`Ignoring malformed ${tenantVersionsOutputName} entries from the last update: ${ignored.join(", ")}; those tenants plan as new clusters.`);
   }
-  return versions;
+  const { immutables, ignored: ignoredImmutables } = deployedImmutablesFrom(previous[tenantImmutablesOutputName]);
+  if (ignoredImmutables.length > 0) {
+    void pulumi.log.warn(
+      `Ignoring malformed ${tenantImmutablesOutputName} entries from the last update: ${ignoredImmutables.join(", ")}; changes to their network, first region and kube-proxy mode are not checked this time.`,
+    );
+  }
+  return { versions, immutables };
+}
+
+/** The tenant versions this stack deployed last time (see {@link readDeployedState}). */
+export async function readDeployedTenantVersions(): Promise<Map<string, string>> {
+  return (await readDeployedState()).versions;
 }
 
 /**
  * Plans every tenant's upgrade from what runs, or stops the program (nothing registered)
- * naming each tenant whose target cannot be reached, e.g. a downgrade.
+ * naming each tenant whose target cannot be reached, e.g. a downgrade, and each setting that
+ * differs from what was deployed although it cannot change (`deployedImmutables`).
  */
-export function planTenantUpgradesOrStop(config: FleetConfig, deployed: ReadonlyMap<string, string>): TenantUpgrade[] {
-  const problems: ConfigProblem[] = [];
+export function planTenantUpgradesOrStop(
+  config: FleetConfig,
+  deployed: ReadonlyMap<string, string>,
+  deployedImmutables: ReadonlyMap<string, TenantImmutables> = new Map(),
+): TenantUpgrade[] {
+  const problems: ConfigProblem[] = [...immutableChanges(config.tenants, deployedImmutables)];
   const upgrades: TenantUpgrade[] = [];
   config.tenants.forEach((tenant, index) => {
     const result = planTenantUpgrade(tenant.name, deployed.get(tenant.name), tenant.kubernetesVersion);

@@ -11,6 +11,7 @@ import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
 import { apiVersions } from "./model/cluster-api-kinds";
 import { networkZoneOf } from "./model/fleet-config";
+import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
 
 /** The platform components, for callers (and tests) that attach more to them. */
@@ -40,6 +41,8 @@ export interface FleetOutputs {
   tenantVersions: pulumi.Output<TenantVersionsOutput>;
   /** Per tenant: the workload cluster's admin kubeconfig (secret). */
   tenantKubeconfigs: pulumi.Output<Record<string, string>>;
+  /** Per tenant: the settings that cannot change once its cluster exists; the next run refuses changes to them. */
+  tenantImmutables: pulumi.Output<Record<string, TenantImmutables>>;
 }
 
 /**
@@ -92,6 +95,7 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     tenants,
     tenantVersions: pulumi.output(tenantVersionsOutput(upgrades)),
     tenantKubeconfigs: pulumi.secret(pulumi.all(kubeconfigs)),
+    tenantImmutables: pulumi.output(tenantImmutablesOutput(config.tenants)),
   };
 }
 

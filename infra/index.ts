@@ -3,12 +3,13 @@
 // then build the fleet.
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleetConfig } from "./config";
-import { planTenantUpgradesOrStop, readDeployedTenantVersions, tenantVersionsOutputName } from "./deployed-state";
+import { planTenantUpgradesOrStop, readDeployedState, tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
 import { createFleet } from "./fleet";
 
 export = async () => {
   const config = loadFleetConfig();
-  const upgrades = planTenantUpgradesOrStop(config, await readDeployedTenantVersions());
+  const deployed = await readDeployedState();
+  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables);
   const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades);
   return {
     managementApiEndpoint: outputs.managementApiEndpoint,
@@ -18,6 +19,7 @@ export = async () => {
     managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
     carenExtensionNames: outputs.carenExtensionNames,
     [tenantVersionsOutputName]: outputs.tenantVersions,
+    [tenantImmutablesOutputName]: outputs.tenantImmutables,
     tenantKubeconfigs: outputs.tenantKubeconfigs,
   };
 };
