@@ -61,15 +61,20 @@ async function registrationsOf(stack: string, deployed: Record<string, string> =
   const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map(Object.entries(deployed))));
   await valueOf(outputs.managementKubeconfig);
   await settle(registrations);
-  return structuredClone(registrations);
+  // A JSON copy: component inputs may hold resource objects (functions, Outputs), which JSON drops as the engine would.
+  return JSON.parse(JSON.stringify(registrations)) as Registration[];
 }
 
 const policyConfigPath = (stack: string) => path.join(repoRoot, "policies", "config", `${stack}.json`);
 
-/** `type::name` of a URN: the same resource in the mock run and in the engine. */
+/**
+ * `type::name` of a URN: the same resource in the mock run and in the engine. A stack-wide
+ * violation has no URN in the harness; the engine files it under the stack resource.
+ */
 const resourceOf = (urn: string): string => {
-  const [, , , qualifiedType = "", name = ""] = urn.split("::");
-  return urn ? `${qualifiedType.split("$").pop() ?? ""}::${name}` : "";
+  const [, , qualifiedType = "", name = ""] = urn.split("::");
+  const type = qualifiedType.split("$").pop() ?? "";
+  return urn && type !== "pulumi:pulumi:Stack" ? `${type}::${name}` : "";
 };
 
 /** A violation as both sides can state it. */
@@ -83,7 +88,13 @@ interface Finding {
 const normalise = (findings: Finding[]): Finding[] =>
   [...findings].sort((a, b) => `${a.policy}${a.resource}${a.message}`.localeCompare(`${b.policy}${b.resource}${b.message}`));
 
-/** The engine's policy events (`--event-log`), markup stripped. */
+/** The engine prints each violation as the rule's description, a newline, then the message. */
+function withoutDescription(policy: string, message: string): string {
+  const description = allRules.find((rule) => rule.name === policy)?.description;
+  return description !== undefined && message.startsWith(`${description}\n`) ? message.slice(description.length + 1) : message;
+}
+
+/** The engine's policy events (`--event-log`), markup and the rule's description stripped. */
 function engineFindings(eventLog: string): Finding[] {
   return eventLog
     .split("\n")
@@ -93,7 +104,7 @@ function engineFindings(eventLog: string): Finding[] {
       if (!event) return [];
       // eslint-disable-next-line no-control-regex
       const message = event.message.replace(/<\{%[^%]*%\}>/g, "").replace(/\u001b\[[0-9;]*m/g, "").trim();
-      return [{ policy: event.policyName, level: event.enforcementLevel, resource: resourceOf(event.resourceUrn ?? ""), message }];
+      return [{ policy: event.policyName, level: event.enforcementLevel, resource: resourceOf(event.resourceUrn ?? ""), message: withoutDescription(event.policyName, message) }];
     });
 }
 
@@ -147,12 +158,21 @@ function editDeclared(registrations: Registration[], child: Registration, edit: 
 
 type Props = Record<string, Record<string, unknown>>;
 
-/** Seeds one violation of every stack rule into prod's registrations (deployed: payments v1.35.3, edge v1.32.0). */
+/** Seeds one violation of every stack rule into prod's registrations (deployed: payments v1.35.3). */
 function seedViolations(registrations: Registration[]): void {
-  // provider-contracts and kubelet-api-admin-patches: a Cluster API older than CAPH's range.
+  // provider-contracts: a Cluster API older than CAPH's range; kubelet-api-admin-patches: with a
+  // class version that needs system:kubelet-api-admin (catalog.kubeletApiAdminRule).
   editDeclared(registrations, find(registrations, resourceTypes.coreProvider), (props) => ((props as Props).spec!.version = "v1.9.0"));
-  // tenant-worker-lag: planning handed to an extension, with an upgrade under way (edge).
+  editDeclared(registrations, find(registrations, resourceTypes.clusterClass), (props) => {
+    const spec = (props as Props).spec!;
+    spec.kubernetesVersions = [...(spec.kubernetesVersions as string[]), "v1.36.9"];
+  });
+  // tenant-worker-lag: planning handed to an extension, with an upgrade under way (payments).
   editDeclared(registrations, find(registrations, resourceTypes.clusterClass), (props) => ((props as Props).spec!.upgrade = { external: { generateUpgradePlanExtension: "plan.example" } }));
+  // fleet-version-drift (advisory): edge three minors behind the newest tenant.
+  editDeclared(registrations, find(registrations, resourceTypes.cluster, (name) => name.endsWith("edge")), (props) => {
+    ((props as Props).spec!.topology as { version: string }).version = "v1.32.0";
+  });
   // tenant-version-in-cluster-class: analytics' version dropped from the class.
   const analytics = find(registrations, resourceTypes.cluster, (name) => name.endsWith("analytics"));
   editDeclared(registrations, find(registrations, resourceTypes.clusterClass), (props) => {
@@ -189,6 +209,9 @@ beforeAll(async () => {
     PULUMI_CONFIG_PASSPHRASE: "policy-pack-real-engine",
     PULUMI_SKIP_UPDATE_CHECK: "true",
     PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    // preview's --event-log (machine-readable policy events) exists only with debug commands on
+    // (pulumi/pkg/v3@v3.248.0: cmd/pulumi/operations/preview.go).
+    PULUMI_DEBUG_COMMANDS: "true",
   };
   const installed = await run("pulumi", ["plugin", "install", "resource", "kubernetes", kubernetesVersion, "--file", plugin]);
   expect(installed.code, installed.output).toBe(0);
@@ -215,7 +238,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
   it("prod with a violation of every stack rule: each fires, the preview fails, and the mock harness reports the same", async () => {
     const registrations = await registrationsOf("prod");
     const deployed = registrations.find((registration) => registration.type === resourceTypes.deployedState)!;
-    deployed.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3", edge: "v1.32.0" } };
+    deployed.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3" } };
     seedViolations(registrations);
     const engine = await enginePreview("prod", registrations);
     expect(engine.code, engine.output).not.toBe(0);
@@ -229,6 +252,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       "tenant-has-hcloud-ccm",
       "lb-drain-before-cluster-delete",
       "cluster-waits-for-caren",
+      "fleet-version-drift",
     ]) {
       expect(fired, `${rule} in:\n${engine.output}`).toContain(rule);
     }
