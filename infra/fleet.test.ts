@@ -42,8 +42,9 @@ describe.each([
   });
 
   it("registers the management cluster graph with the expected types and counts", () => {
-    // The platform on top (cluster-api, CAREN, Flux …) and the tenants have their own tests.
-    const managementOnly = registrations.filter((r) => !r.urn.includes("capi-fleet:platform:") && !r.urn.includes("capi-fleet:tenants:"));
+    // The platform on top (cluster-api, CAREN, Flux …), the tenants and the fleet-wide
+    // DeployedState (for the policy pack) have their own tests.
+    const managementOnly = registrations.filter((r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:"].some((prefix) => r.urn.includes(prefix)));
     expect(countByType(managementOnly)).toEqual(expectedGraph(servers));
   });
 
