@@ -3,10 +3,11 @@
 // sample runs in a fresh process (Pulumi's runtime keeps per-process state, and peak heap
 // must not carry over); figures are medians. Writes a JSON report and prints a table.
 import { execFile } from "node:child_process";
-import { mkdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
+import type { CapiReconcileReport } from "./benchmarks/capi-reconcile-report";
 import type { PlannerResult } from "./benchmarks/planner";
 import { previewMethod, previewModes, runPreviewBench, type PreviewMode, type PreviewResult } from "./benchmarks/preview";
 import type { ProgramSample } from "./benchmarks/program-run";
@@ -14,7 +15,7 @@ import { benchExitCode, checkTargets, formatMarkdownTable, formatTable, mebibyte
 
 const execFileAsync = promisify(execFile);
 
-const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|real|stand-in|skip|force] [--out FILE]
+const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|real|stand-in|skip|force] [--capi-tenants 1,10,50] [--capi run|skip] [--out FILE]
 
   --runs             samples per figure (median reported; at least 3 for the report)
   --tenants          generated fleet sizes for parts 1 and 2
@@ -23,6 +24,8 @@ const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--pl
   --preview          auto (default): real when the toolchain has the provider plugins, else stand-in;
                      real: the fleet's program only; stand-in: the registered resources as components
                      (no provider plugins; policy share is an upper bound); skip; force: real, try anyway
+  --capi-tenants     fleet sizes CAPI's own topology controller reconciles (part 5; builds CAPI on first use)
+  --capi             run (default) or skip part 5
   --out              report path (default node_modules/.cache/capi-fleet-bench/bench-report.json)`;
 
 /** Where scripts/bench compiled this file: <out>/scripts/bench.js. */
@@ -81,6 +84,8 @@ async function main(argv: string[]): Promise<number> {
       plans: { type: "string", default: "100000" },
       "preview-tenants": { type: "string", default: "1,10,50" },
       preview: { type: "string", default: "auto" },
+      "capi-tenants": { type: "string", default: "1,10,50" },
+      capi: { type: "string", default: "run" },
       out: { type: "string", default: path.join(compiledRoot, "bench-report.json") },
       help: { type: "boolean", short: "h" },
     },
@@ -93,8 +98,9 @@ async function main(argv: string[]): Promise<number> {
   const runs = Number(values.runs);
   const fleetSizes = sizes(values.tenants);
   const previewSizes = sizes(values["preview-tenants"]);
+  const capiSizes = sizes(values["capi-tenants"]);
   const plans = Number(values.plans);
-  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(plans) || plans < 1 || !previewModes.includes(values.preview)) {
+  if (!Number.isInteger(runs) || runs < 1 || !Number.isInteger(plans) || plans < 1 || !previewModes.includes(values.preview) || !["run", "skip"].includes(values.capi)) {
     console.error(usage);
     return 2;
   }
@@ -134,6 +140,31 @@ async function main(argv: string[]): Promise<number> {
             await sample<ProgramSample>("program-run.js", [String(size), "--dump", file]);
           },
         });
+
+  // Part 5: CAPI's own controllers in the loop (scripts/benchmarks/capi-reconcile.run.ts), one
+  // process for all sizes and runs (the managers start once; each sample uses fresh namespaces).
+  let capiReconcile: CapiPart;
+  if (values.capi === "skip") {
+    capiReconcile = { status: "not run", reason: "skipped (--capi skip)" };
+  } else {
+    const capiOut = path.join(compiledRoot, "capi-reconcile.json");
+    rmSync(capiOut, { force: true });
+    try {
+      await execFileAsync(path.join(repoRoot, "node_modules", ".bin", "vitest"), ["run", "--config", "scripts/benchmarks/capi-reconcile.vitest.config.mjs"], {
+        cwd: repoRoot,
+        env: { ...process.env, CAPI_BENCH_TENANTS: capiSizes.join(","), CAPI_BENCH_RUNS: String(runs), CAPI_BENCH_OUT: capiOut },
+        maxBuffer: 256 * mebibyte,
+        timeout: 4 * 60 * 60_000,
+      });
+      const result = JSON.parse(readFileSync(capiOut, "utf8")) as CapiReconcileReport;
+      capiReconcile = { ...result, rows: result.rows.map((row) => ({ ...row, medianMs: medianOf(row.samplesMs, (ms) => ms) })) };
+      for (const row of capiReconcile.rows) log(`CAPI reconcile ${row.tenants} tenants: median ${seconds(row.medianMs)} (${row.samplesMs.map((ms) => seconds(ms)).join(", ")})`);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      capiReconcile = { status: "not run", reason: `the CAPI run failed: ${message.split("\n").slice(0, 3).join(" ")}` };
+      log(capiReconcile.reason);
+    }
+  }
 
   const registration = fleetSizes.map((size) => {
     const samples = programSamples.get(size) ?? [];
@@ -187,6 +218,9 @@ async function main(argv: string[]): Promise<number> {
   });
 
   const tables = renderTables(registration, policies, planner, preview, checks);
+  const capiSection = capiSectionOf(capiReconcile);
+  tables.text += `\n\n${capiSection.title}\n${capiSection.text}`;
+  tables.markdown += `\n\n**${capiSection.title}**\n\n${capiSection.markdown}`;
   const report = {
     generatedAt: new Date().toISOString(),
     command: `npm run bench -- ${argv.join(" ")}`.trim(),
@@ -196,6 +230,7 @@ async function main(argv: string[]): Promise<number> {
     policies,
     planner,
     preview: preview.status === "ran" ? preview : { ...preview, method: previewMethod },
+    capiReconcile,
     targets: checks,
     markdown: tables.markdown,
     benchSeconds: (Date.now() - started) / 1000,
@@ -211,6 +246,32 @@ async function main(argv: string[]): Promise<number> {
 }
 
 type Row = readonly string[];
+
+/** Part 5's outcome: each size's samples with their median, or why it did not run. */
+type CapiPart = (Omit<CapiReconcileReport, "rows"> & { rows: (CapiReconcileReport["rows"][number] & { medianMs: number })[] }) | { status: "not run"; reason: string };
+
+/** Part 5 as a table: median time to all TopologyReconciled=True and the growth between sizes. */
+function capiSectionOf(
+  capi: CapiPart,
+): { title: string; text: string; markdown: string } {
+  const title = "5. CAPI's own topology controller (tests/capi-in-the-loop.ts): apply N tenants, time to every Cluster TopologyReconciled=True";
+  if ("status" in capi) return { title, text: `not run: ${capi.reason}`, markdown: `not run: ${capi.reason}` };
+  const header = ["tenants", "objects", "median to all reconciled", "of which apply", "per tenant", "growth vs previous size", "samples"];
+  const rows = capi.rows.map((row, index) => {
+    const previous = capi.rows[index - 1];
+    return [
+      String(row.tenants),
+      String(row.objects),
+      seconds(row.medianMs),
+      seconds(medianOf(row.applySamplesMs, (ms) => ms)),
+      seconds(row.medianMs / row.tenants),
+      previous ? `×${(row.medianMs / previous.medianMs).toFixed(1)} for ×${(row.tenants / previous.tenants).toFixed(0)} tenants` : "-",
+      row.samplesMs.map((ms) => seconds(ms)).join(", "),
+    ];
+  });
+  const note = `${capi.capiVersion}; managers started in ${seconds(capi.startupMs)} (once, not in the figures)`;
+  return { title, text: `${formatTable(header, rows)}\n${note}`, markdown: `${formatMarkdownTable(header, rows)}\n\n${note}` };
+}
 
 /** "2 mandatory (rule ×2), 1 advisory (rule)" */
 function violationText(counts: { mandatory: number; advisory: number; byRule: Record<string, { level: string; count: number }> }): string {
