@@ -64,7 +64,7 @@ describe("bench arithmetic", () => {
     expect(median([])).toBeNaN();
   });
 
-  it("checks the issue's targets, and says which were not run", () => {
+  it("checks the bench's targets, and says which were not run", () => {
     const checks = checkTargets({
       registrationMs: new Map([[100, 2000], [500, 9000]]),
       peakHeapBytes: new Map([[500, gibibyte + 1]]),

@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 import { carenExtensionNames, carenPatchGeneration } from "./caren-extensions";
 import { catalog } from "./catalog";
 
-// The table in ../shared/upstream-facts.md §5.3 ("GeneratePatches names are versioned").
+// GeneratePatches names are versioned: the generation each CAREN release registers
+// (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix: pkg/handlers/<p>/mutation/metapatch_handler.go).
 describe("carenPatchGeneration", () => {
   it.each([
     ["v0.33.4", 4],

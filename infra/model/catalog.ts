@@ -4,8 +4,7 @@
  * types: no Pulumi import, because `policies/` shares this module. No other file may
  * contain a version literal (tests/repo-guards.test.ts enforces it).
  *
- * Why this set (../shared/upstream-facts.md §1.3–1.4, checked against the sources cited
- * per entry):
+ * Why this set (checked against the sources cited per entry):
  * - CAPI v1.12.x: CAREN v0.45–v0.50 is built on it (and untested on v1.13); CAPH v1.1.x
  *   supports up to v1.13 and needs v1beta1 served (gone in v1.16); Kubernetes patches above
  *   1.33.11/1.34.7/1.35.4 need ≥ v1.12.8. v1.12.10 rather than v1.12.11 because the Go module
@@ -148,7 +147,8 @@ export const catalog = {
     testedKubernetes: ["v1.33.10", "v1.34.6", "v1.35.3"],
     /**
      * Which GeneratePatches generation (`…v<N>configpatch-gp`) each CAREN release registers
-     * (`pkg/handlers/<p>/mutation/metapatch_handler.go`; ../shared/upstream-facts.md §5.3).
+     * (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix: `pkg/handlers/<p>/mutation/metapatch_handler.go`
+     * at each release tag).
      * Releases outside these semver ranges were not checked, so they are refused, not guessed.
      */
     patchGenerations: [

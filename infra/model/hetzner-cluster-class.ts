@@ -9,7 +9,7 @@ import { installKubernetesCommand, installKubernetesScript, installKubernetesScr
 /**
  * The fleet's one ClusterClass for Hetzner Cloud and its templates, as plain manifests.
  *
- * Variable schema: option C of ../shared/upstream-facts.md §5.4, an inline schema. CAREN's
+ * Variable schema: an inline schema, not one CAREN discovers. CAREN's
  * generic schema (`genericclusterconfigvars-dv`) has no `addons`, so with it a tenant could
  * not ask CAREN for Cilium; borrowing the Docker schema (option B) would publish dozens of
  * fields that do nothing on Hetzner (`docker.*`, CSI/CCM providers CAREN cannot install

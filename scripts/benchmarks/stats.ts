@@ -1,4 +1,4 @@
-// Medians, the issue's targets and the printed table of `npm run bench`. Pure, so
+// Medians, the bench's targets and the printed table of `npm run bench`. Pure, so
 // tests/bench.test.ts checks the arithmetic and the pass/fail decisions.
 
 /** Median of the samples (mean of the middle two for an even count); NaN for none. */
@@ -17,7 +17,7 @@ export function medianOf<T>(samples: readonly T[], field: (sample: T) => number)
 export const mebibyte = 1024 * 1024;
 export const gibibyte = 1024 * mebibyte;
 
-/** The issue's targets. */
+/** The bench's targets (docs: README, Performance). */
 export const targets = {
   /** time(500 tenants) / time(100 tenants) of mock registration: linear growth gives 5. */
   registrationGrowthMax: 6,
@@ -61,7 +61,7 @@ const status = (measured: number | undefined, ok: (value: number) => boolean): T
 const fixed = (value: number | undefined, digits: number, unit = ""): string =>
   value === undefined || Number.isNaN(value) ? "-" : `${value.toFixed(digits)}${unit}`;
 
-/** Checks every target the issue lists against the medians. */
+/** Checks every target against the medians. */
 export function checkTargets(inputs: TargetInputs, large = 500, base = 100): TargetCheck[] {
   const largeMs = inputs.registrationMs.get(large);
   const baseMs = inputs.registrationMs.get(base);
