@@ -15,6 +15,7 @@ import { providerContracts } from "./rules/provider-contracts";
 import { tenantHasHcloudCcm } from "./rules/tenant-has-hcloud-ccm";
 import { tenantKubernetesVersionCarenTested } from "./rules/tenant-kubernetes-version-caren-tested";
 import { tenantKubernetesVersionSupported } from "./rules/tenant-kubernetes-version-supported";
+import { tenantNotRemoved } from "./rules/tenant-not-removed";
 import { tenantUpgradePath } from "./rules/tenant-upgrade-path";
 import { tenantVersionInClusterClass } from "./rules/tenant-version-in-cluster-class";
 import { tenantWorkerLag } from "./rules/tenant-worker-lag";
@@ -30,6 +31,7 @@ export const allRules = [
   clusterClassVersionsChainable,
   tenantUpgradePath,
   tenantWorkerLag,
+  tenantNotRemoved,
   managementKubernetesVersion,
   providerContracts,
   kubeletApiAdminPatches,

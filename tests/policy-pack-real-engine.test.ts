@@ -158,7 +158,7 @@ function editDeclared(registrations: Registration[], child: Registration, edit: 
 
 type Props = Record<string, Record<string, unknown>>;
 
-/** Seeds one violation of every stack rule into prod's registrations (deployed: payments v1.35.3). */
+/** Seeds one violation of every other stack rule into prod's registrations (deployed: payments v1.35.3). */
 function seedViolations(registrations: Registration[]): void {
   // provider-contracts: a Cluster API older than CAPH's range; kubelet-api-admin-patches: with a
   // class version that needs system:kubelet-api-admin (catalog.kubeletApiAdminRule).
@@ -238,7 +238,8 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
   it("prod with a violation of every stack rule: each fires, the preview fails, and the mock harness reports the same", async () => {
     const registrations = await registrationsOf("prod");
     const deployed = registrations.find((registration) => registration.type === resourceTypes.deployedState)!;
-    deployed.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3" } };
+    // tenant-not-removed: "retired" runs, but the program no longer declares it.
+    deployed.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" } };
     seedViolations(registrations);
     const engine = await enginePreview("prod", registrations);
     expect(engine.code, engine.output).not.toBe(0);
@@ -253,6 +254,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       "lb-drain-before-cluster-delete",
       "cluster-waits-for-caren",
       "fleet-version-drift",
+      "tenant-not-removed",
     ]) {
       expect(fired, `${rule} in:\n${engine.output}`).toContain(rule);
     }

@@ -18,6 +18,8 @@ import type { TenantSettings } from "./fleet-config";
  *   bootstrap/kubeadm/internal/controllers/kubeadmconfig_controller.go
  *   `computeClusterConfigurationAndAdditionalData`, for a cluster not yet initialised), so a
  *   new range never reaches the running control plane and new nodes disagree with old ones;
+ * - `namespace`: the Cluster, its Secret and its add-ons live there, and Kubernetes objects
+ *   cannot move between namespaces: a new namespace deletes the cluster and creates another;
  * - `cni.kubeProxyReplacement` (the kube-proxy mode): CAREN's `kubeProxy.mode` "cannot be
  *   changed after cluster creation" (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
  *   api/v1alpha1/clusterconfig_types.go, `self == oldSelf`).
@@ -28,6 +30,8 @@ export const tenantImmutablesOutputName = "tenantImmutables";
 
 /** One tenant's immutable settings, as recorded in the stack output. */
 export interface TenantImmutables {
+  /** Absent in records written before it was recorded: then it is not compared. */
+  readonly namespace?: string;
   readonly nodesCidr: string;
   readonly nodesSubnetCidr: string;
   readonly podsCidr: string;
@@ -38,6 +42,7 @@ export interface TenantImmutables {
 
 /** The config key (below `tenants[i]`) of each field, and why it cannot change. */
 const fields: Readonly<Record<keyof TenantImmutables, { key: string; why: string }>> = {
+  namespace: { key: "namespace", why: "the Cluster lives in it, and a Kubernetes object cannot move to another namespace: the cluster would be deleted and a new one created" },
   nodesCidr: { key: "network.nodesCidr", why: "CAPH refuses changes to the HetznerCluster's network" },
   nodesSubnetCidr: { key: "network.nodesSubnetCidr", why: "CAPH refuses changes to the HetznerCluster's network (the default is the first /24 of nodesCidr)" },
   podsCidr: { key: "network.podsCidr", why: "kubeadm sets the pod range only when the cluster is initialised" },
@@ -50,6 +55,7 @@ const fields: Readonly<Record<keyof TenantImmutables, { key: string; why: string
 export function tenantImmutables(tenant: TenantSettings): TenantImmutables {
   const [firstRegion = ""] = tenant.regions;
   return {
+    namespace: tenant.namespace ?? tenant.name,
     nodesCidr: tenant.network.nodesCidr,
     nodesSubnetCidr: tenant.network.nodesSubnetCidr ?? firstSubnet(mustParseCidr(tenant.network.nodesCidr), 24),
     podsCidr: tenant.network.podsCidr,
@@ -77,7 +83,7 @@ export function deployedImmutablesFrom(output: unknown): { immutables: Map<strin
   for (const [tenant, entry] of Object.entries(output as Record<string, unknown>)) {
     const record = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
     const strings = (["nodesCidr", "nodesSubnetCidr", "podsCidr", "servicesCidr", "firstRegion"] as const).every((field) => typeof record[field] === "string");
-    if (strings && typeof record.kubeProxyReplacement === "boolean") {
+    if (strings && typeof record.kubeProxyReplacement === "boolean" && ["string", "undefined"].includes(typeof record.namespace)) {
       immutables.set(tenant, record as unknown as TenantImmutables);
     } else {
       ignored.push(tenant);
@@ -102,7 +108,7 @@ export function immutableChanges(tenants: readonly TenantSettings[], deployed: R
     }
     const now = tenantImmutables(tenant);
     for (const field of Object.keys(fields) as (keyof TenantImmutables)[]) {
-      if (now[field] !== before[field]) {
+      if (before[field] !== undefined && now[field] !== before[field]) {
         const { key, why } = fields[field];
         changes.push({
           path: `tenants[${index}].${key}`,
