@@ -11,6 +11,7 @@ import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
 import { apiVersions } from "./model/cluster-api-kinds";
 import { networkZoneOf } from "./model/fleet-config";
+import { tenantSshKeyWarning } from "./model/tenant-firewall";
 import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
 
@@ -75,7 +76,14 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     { carenExtensionNames: names },
     { providers: [cluster.provider], dependsOn: [platform.caren] },
   );
-  const tenants = new Map(config.tenants.map((tenant) => [tenant.name, createTenant(tenant, cluster, platform, clusterClass, management.deletionProtection)]));
+  const adminCidrs = management.mode === "hetzner" ? management.adminCidrs : [];
+  const tenants = new Map(
+    config.tenants.map((tenant, index) => {
+      const warning = tenantSshKeyWarning(tenant, index);
+      if (warning) void pulumi.log.warn(warning);
+      return [tenant.name, createTenant(tenant, cluster, platform, clusterClass, management.deletionProtection, adminCidrs)];
+    }),
+  );
   new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
@@ -100,7 +108,14 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
 }
 
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
-function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Platform, clusterClass: HetznerClusterClass, deletionProtection: boolean): TenantCluster {
+function createTenant(
+  tenant: Tenant,
+  cluster: ManagementCluster,
+  platform: Platform,
+  clusterClass: HetznerClusterClass,
+  deletionProtection: boolean,
+  adminCidrs: readonly string[],
+): TenantCluster {
   const { hcloudToken, ...settings } = tenant;
   return new TenantCluster(
     `tenant-${tenant.name}`,
@@ -110,6 +125,8 @@ function createTenant(tenant: Tenant, cluster: ManagementCluster, platform: Plat
       clusterClass: clusterClass.clusterClass,
       carenReady: platform.caren.ready,
       managementKubeconfig: cluster.kubeconfig,
+      // SSH on the tenant's servers: the management cluster's admin networks (none in existing mode).
+      adminCidrs,
       fluxInstance: platform.flux.instance,
     },
     // Protected tenants (inherited by every child): removing or renaming one fails at its

@@ -1,4 +1,5 @@
 import * as command from "@pulumi/command";
+import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
@@ -8,9 +9,11 @@ import {
   hcloudCcmProxy,
   hcloudCsiProxy,
   tenantClusterManifest,
+  tenantLabels,
   workloadKubeconfigSecret,
   type TenantClusterSettings,
 } from "../../infra/model/tenant-cluster";
+import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant-firewall";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -37,6 +40,8 @@ export interface TenantClusterArgs {
    * down, and its handlers must be discovered before the class's patches can run.
    */
   carenReady: pulumi.Resource;
+  /** Sources allowed to reach SSH on the tenant's servers (`management.adminCidrs`); default none. */
+  adminCidrs?: readonly string[];
   /** Admin kubeconfig of the management cluster (secret), for the kubeconfig and drain scripts. */
   managementKubeconfig: pulumi.Input<string>;
   /** The FluxInstance; only needed with `tenant.apps`. */
@@ -50,15 +55,17 @@ export interface TenantClusterArgs {
 }
 
 /**
- * One tenant workload cluster: its namespace, the `hcloud` Secret CAPH reads, the topology
- * Cluster, the hcloud CCM and CSI driver (CAAPH HelmChartProxies), its kubeconfig as a
- * secret output, a load-balancer drain that runs before the Cluster is deleted, and
- * optionally a Flux Kustomization with the tenant's apps.
+ * One tenant workload cluster: its namespace, the `hcloud` Secret CAPH reads, the firewall of
+ * its servers (in the tenant's Hetzner project, with its token), the topology Cluster, the
+ * hcloud CCM and CSI driver (CAAPH HelmChartProxies), its kubeconfig as a secret output, a
+ * load-balancer drain that runs before the Cluster is deleted, and optionally a Flux
+ * Kustomization with the tenant's apps.
  *
  * Deletion order (Pulumi deletes dependents first): apps and drain → kubeconfig → Cluster →
- * HelmChartProxies, Secret → namespace. The CCM therefore still runs while the drain and
- * CAREN's BeforeClusterDelete hook delete load balancers, and CAPH still has its token
- * while it deletes the servers.
+ * HelmChartProxies, Secret, firewall → namespace. The CCM therefore still runs while the drain
+ * and CAREN's BeforeClusterDelete hook delete load balancers, CAPH still has its token while
+ * it deletes the servers, and the firewall exists before CAPH creates the first server and
+ * until the last one is gone.
  */
 export class TenantCluster extends pulumi.ComponentResource {
   /** The topology Cluster. */
@@ -67,6 +74,8 @@ export class TenantCluster extends pulumi.ComponentResource {
   public readonly kubeconfig: pulumi.Output<string>;
   /** The resource that drains LoadBalancer Services when it is deleted. */
   public readonly loadBalancerDrain: command.local.Command;
+  /** The hcloud Firewall of the tenant's servers, in the tenant's own Hetzner project. */
+  public readonly firewall: hcloud.Firewall;
 
   constructor(name: string, args: TenantClusterArgs, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs; only the settings go in, never the token.
@@ -88,6 +97,22 @@ export class TenantCluster extends pulumi.ComponentResource {
         stringData: { [hcloudSecret.tokenKey]: pulumi.secret(args.hcloudToken) },
       },
       child([namespace]),
+    );
+    // The tenant's own Hetzner project: its token, never the management cluster's.
+    const hcloudProvider = new hcloud.Provider(`${name}-hcloud`, { token: pulumi.secret(args.hcloudToken) }, { parent: this });
+    this.firewall = new hcloud.Firewall(
+      `${name}-firewall`,
+      {
+        name: `${tenant.name}-nodes`,
+        labels: { [tenantLabels.tenant]: tenant.name },
+        rules: tenantFirewallRules({ nodesCidr: tenant.network.nodesCidr, adminCidrs: args.adminCidrs ?? [], sshKeyName: tenant.sshKeyName }).map((rule) => ({
+          ...rule,
+          sourceIps: [...rule.sourceIps],
+        })),
+        // Applied by Hetzner to every server carrying CAPH's ownership label, now and later.
+        applyTos: [{ labelSelector: tenantServerLabelSelector(tenant.name) }],
+      },
+      { parent: this, provider: hcloudProvider },
     );
     const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map((manifest) =>
       facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
@@ -114,7 +139,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       name,
       clusterInputs,
       {
-        ...child([namespace, secret, ...addons, args.clusterClass, args.carenReady]),
+        ...child([namespace, secret, this.firewall, ...addons, args.clusterClass, args.carenReady]),
         // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
         // CAPI has removed the servers and load balancers, and only then deletes the Secret
         // with the token CAPH needs for that. An hour covers a slow cluster teardown.

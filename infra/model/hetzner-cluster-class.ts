@@ -24,6 +24,22 @@ import { installKubernetesCommand, installKubernetesScript, installKubernetesScr
 export const clusterClassNamespace = "capi-fleet-system";
 /** Name of the ClusterClass. */
 export const clusterClassName = "hetzner-caren";
+/**
+ * How CAPI names a tenant's HetznerCluster: after its Cluster, as CAPH's own cluster templates
+ * do (templates/cluster-templates/v1beta1/bases/hcloud-hetznerCluster.yaml at v1.1.8: `name:
+ * "${CLUSTER_NAME}"`). CAPI's default, `{{ .cluster.name }}-{{ .random }}`
+ * (sigs.k8s.io/cluster-api@v1.12.10: exp/topology/desiredstate/desired_state.go
+ * `computeInfrastructureCluster`), would make the name, and with it the ownership label CAPH
+ * puts on every server (`caph-cluster-<name>`), unknown until the object exists. CAPI keeps the
+ * name of an existing HetznerCluster, so the template applies to clusters created with it.
+ */
+export const infrastructureClusterNamingTemplate = "{{ .cluster.name }}";
+
+/** The name of a tenant's HetznerCluster ({@link infrastructureClusterNamingTemplate}). */
+export function hetznerClusterNameOf(clusterName: string): string {
+  return clusterName;
+}
+
 /** The one worker class (MachineDeploymentClass) of the ClusterClass. */
 export const workerClassName = "hcloud-worker";
 
@@ -103,7 +119,7 @@ export function hetznerClusterClassManifests(options: HetznerClusterClassOptions
     spec: {
       // One patch per minor, no gaps: CAPI walks every minor up to a Cluster's target.
       kubernetesVersions: [...(options.kubernetesVersions ?? catalog.tenantKubernetesVersions)],
-      infrastructure: { templateRef: ref(templates.infrastructureCluster) },
+      infrastructure: { templateRef: ref(templates.infrastructureCluster), naming: { template: infrastructureClusterNamingTemplate } },
       controlPlane: {
         templateRef: ref(templates.controlPlane),
         machineInfrastructure: { templateRef: ref(templates.controlPlaneMachine) },
