@@ -436,7 +436,7 @@ async function runStandInBench(
   const first = rows[0]?.standIn;
   if (first) {
     notes.push(
-      `stand-ins leave out the ${first.skippedPulumiTypes} pulumi:* registrations (stack, providers, the StackReference: stack rules see no deployed versions), ` +
+      `stand-ins leave out the ${first.skippedPulumiTypes} pulumi:* registrations (stack, providers, the StackReference, which the engine never shows stack rules anyway: they read the deployed versions from the DeployedState component), ` +
         `so ${first.skippedDependencies} recorded dependencies on them are dropped (${first.unknownDependencies} on unknown URNs); ${first.resourceReferences} resource object(s) among inputs became strings naming them (counts for ${rows[0]?.tenants ?? 0} tenant(s))`,
     );
   }
