@@ -151,7 +151,11 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
           { ...onCluster, dependsOn: [cluster] },
         )
       : undefined;
-  const clusterApi = new ClusterApi("cluster-api", {}, { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] });
+  const clusterApi = new ClusterApi(
+    "cluster-api",
+    { githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined },
+    { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] },
+  );
   const caren = new Caren("caren", {}, { ...onCluster, dependsOn: [clusterApi] });
   const flux = new Flux(
     "flux",

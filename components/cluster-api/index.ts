@@ -6,6 +6,10 @@ import {
   clusterApiFeatureGates,
   clusterApiProviders,
   featureGateSecretData,
+  featureGatesSecretName,
+  githubTokenSecretName,
+  githubTokenVariable,
+  providerConfigSecret,
   type ClusterApiProviderSpec,
 } from "../../infra/model/cluster-api-providers";
 import { platformNamespaces } from "../../infra/model/platform-namespaces";
@@ -20,7 +24,7 @@ export const certManagerNamespace = platformNamespaces.certManager;
 export const operatorNamespace = platformNamespaces.clusterApiOperator;
 
 /** Name of the Secret whose keys the operator substitutes into the provider manifests. */
-export const featureGatesSecretName = "capi-feature-gates";
+export { featureGatesSecretName };
 
 /** Arguments of {@link ClusterApi}. */
 export interface ClusterApiArgs {
@@ -30,6 +34,11 @@ export interface ClusterApiArgs {
    * Default 900.
    */
   providerReadyTimeoutSeconds?: number;
+  /**
+   * GitHub token (a Pulumi secret) with which the operator fetches the providers' releases;
+   * without one it shares GitHub's 60 unauthenticated API requests an hour.
+   */
+  githubToken?: pulumi.Input<string>;
 }
 
 /**
@@ -46,7 +55,9 @@ export class ClusterApi extends pulumi.ComponentResource {
   public readonly version: pulumi.Output<string>;
 
   constructor(name: string, args: ClusterApiArgs = {}, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:platform:ClusterApi", name, args, opts);
+    // Component args become recorded inputs: never the token.
+    const { githubToken: _token, ...recorded } = args;
+    super("capi-fleet:platform:ClusterApi", name, recorded, opts);
     const child = { parent: this };
     const first = { parent: this, dependsOn: upstreamOf(opts) };
     const timeoutSeconds = String(args.providerReadyTimeoutSeconds ?? 900);
@@ -80,14 +91,39 @@ export class ClusterApi extends pulumi.ComponentResource {
     if (core?.kind !== "CoreProvider") {
       throw new Error("ClusterApi: the provider list must start with the CoreProvider");
     }
+    const githubToken = args.githubToken === undefined ? undefined : pulumi.secret(args.githubToken);
+    const gates = featureGateSecretData(clusterApiFeatureGates);
     const featureGatesSecret = new k8s.core.v1.Secret(
       `${name}-feature-gates`,
       {
         metadata: { name: featureGatesSecretName, namespace: core.namespace },
-        stringData: featureGateSecretData(clusterApiFeatureGates),
+        // With a token the whole data is a secret; the gates alone stay readable in diffs.
+        stringData: githubToken ? pulumi.secret(githubToken.apply((token) => ({ ...gates, [githubTokenVariable]: token }))) : gates,
       },
       { ...child, dependsOn: [namespaceOf(core)] },
     );
+    // The providers without gates read the token from a Secret of their own namespace.
+    const tokenSecrets = new Map<string, k8s.core.v1.Secret>();
+    if (githubToken) {
+      for (const provider of clusterApiProviders) {
+        const ref = providerConfigSecret(provider, { githubToken: true });
+        if (ref?.name !== githubTokenSecretName || tokenSecrets.has(ref.namespace)) continue;
+        tokenSecrets.set(
+          ref.namespace,
+          new k8s.core.v1.Secret(
+            `${name}-${ref.namespace}-github-token`,
+            { metadata: { name: ref.name, namespace: ref.namespace }, stringData: pulumi.secret(githubToken.apply((token) => ({ [githubTokenVariable]: token }))) },
+            { ...child, dependsOn: [namespaceOf(provider)] },
+          ),
+        );
+      }
+    }
+    const configSecretOf = (provider: ClusterApiProviderSpec): pulumi.Resource[] => {
+      const ref = providerConfigSecret(provider, { githubToken: githubToken !== undefined });
+      if (!ref) return [];
+      const secret = ref.name === featureGatesSecretName ? featureGatesSecret : tokenSecrets.get(ref.namespace);
+      return secret ? [secret] : [];
+    };
 
     const facts = new DeclaredFacts();
     const providerResource = (provider: ClusterApiProviderSpec, dependsOn: pulumi.Resource[]) => {
@@ -104,12 +140,12 @@ export class ClusterApi extends pulumi.ComponentResource {
             "pulumi.com/timeoutSeconds": timeoutSeconds,
           },
         },
-        spec: providerSpec(provider),
+        spec: providerSpec(provider, { githubToken: githubToken !== undefined }),
       };
       return facts.add(
         new k8s.apiextensions.CustomResource(`${name}-${provider.kind.toLowerCase()}-${provider.name}`, inputs, {
           ...child,
-          dependsOn: [operator, namespaceOf(provider), ...(provider.featureGates.length > 0 ? [featureGatesSecret] : []), ...dependsOn],
+          dependsOn: [operator, namespaceOf(provider), ...configSecretOf(provider), ...dependsOn],
         }),
         inputs,
       );
@@ -130,17 +166,15 @@ export class ClusterApi extends pulumi.ComponentResource {
  * The `spec` of one provider resource. Gates go in twice on purpose: the configSecret
  * fills the `${CLUSTER_TOPOLOGY}`-style variables in the upstream manifests (what
  * `CLUSTER_TOPOLOGY=true clusterctl init` does), and `manager.featureGates` makes the
- * operator set the flag explicitly, so neither path alone can leave a gate off.
+ * operator set the flag explicitly, so neither path alone can leave a gate off. With a
+ * GitHub token every provider names a configSecret that holds it (`providerConfigSecret`).
  */
-export function providerSpec(provider: ClusterApiProviderSpec): Record<string, unknown> {
+export function providerSpec(provider: ClusterApiProviderSpec, options: { githubToken: boolean } = { githubToken: false }): Record<string, unknown> {
   const gates = provider.featureGates;
+  const configSecret = providerConfigSecret(provider, options);
   return {
     version: provider.version,
-    ...(gates.length > 0
-      ? {
-          configSecret: { name: featureGatesSecretName, namespace: clusterApiProviders[0]?.namespace },
-          manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) },
-        }
-      : {}),
+    ...(configSecret ? { configSecret: { name: configSecret.name, namespace: configSecret.namespace } } : {}),
+    ...(gates.length > 0 ? { manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) } } : {}),
   };
 }

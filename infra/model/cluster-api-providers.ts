@@ -93,3 +93,40 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
 export function featureGateSecretData(gates: readonly ClusterApiFeatureGate[]): Record<string, string> {
   return Object.fromEntries(gates.map((gate) => [featureGateVariables[gate], "true"]));
 }
+
+/** The Secret in the core provider's namespace whose keys fill the gate variables of the providers with gates. */
+export const featureGatesSecretName = "capi-feature-gates";
+
+/**
+ * The variable clusterctl's GitHub repository client takes its token from
+ * (sigs.k8s.io/cluster-api@v1.12.10: cmd/clusterctl/client/config/variables_client.go
+ * `GitHubTokenVariable`, read in cmd/clusterctl/client/repository/repository_github.go). The
+ * operator loads every key of a provider's `configSecret` into those variables before it
+ * fetches the provider's release (sigs.k8s.io/cluster-api-operator@v0.28.0:
+ * internal/controller/phase_initialize.go `initReaderVariables`), and its preflight check
+ * refuses a token GitHub does not accept (internal/controller/preflight_checks.go). Without
+ * one the downloads share GitHub's 60 unauthenticated requests an hour.
+ */
+export const githubTokenVariable = "github-token";
+
+/** A token-only config Secret, in the namespace of each provider without gates. */
+export const githubTokenSecretName = "capi-fleet-github-token";
+
+/** The Secret a provider's `spec.configSecret` names. */
+export interface ProviderConfigSecretRef {
+  readonly name: string;
+  readonly namespace: string;
+}
+
+/**
+ * The config Secret of a provider: the gates Secret for a provider with gates (it also holds
+ * the GitHub token when one is set), a token-only Secret in the provider's own namespace for
+ * the others when a token is set, otherwise none. One Secret per provider at most: the
+ * operator reads exactly one.
+ */
+export function providerConfigSecret(provider: ClusterApiProviderSpec, options: { readonly githubToken: boolean }): ProviderConfigSecretRef | undefined {
+  if (provider.featureGates.length > 0) {
+    return { name: featureGatesSecretName, namespace: clusterApiProviders[0]?.namespace ?? provider.namespace };
+  }
+  return options.githubToken ? { name: githubTokenSecretName, namespace: provider.namespace } : undefined;
+}

@@ -32,9 +32,11 @@ export const configKeys = {
   managementKubeconfig: `${projectName}:managementKubeconfig`,
   /** Secret hcloud API token of the management cluster's Hetzner project (the hcloud provider's own key). */
   hcloudToken: "hcloud:token",
+  /** Optional secret GitHub token with which cluster-api-operator fetches the provider releases. */
+  githubToken: `${projectName}:githubToken`,
 } as const;
 
-const secretKeys: readonly string[] = [configKeys.tenantHcloudTokens, configKeys.managementKubeconfig, configKeys.hcloudToken];
+const secretKeys: readonly string[] = [configKeys.tenantHcloudTokens, configKeys.managementKubeconfig, configKeys.hcloudToken, configKeys.githubToken];
 
 /**
  * Committed stack files carry placeholder secrets starting with this word, so that an
@@ -102,6 +104,8 @@ export interface FleetConfig {
   readonly management: HetznerManagement | ExistingManagement;
   readonly tenants: readonly Tenant[];
   readonly gitops: GitOpsSettings | undefined;
+  /** GitHub token for cluster-api-operator's release downloads (`githubToken`), when set. */
+  readonly githubToken: SecretValue | undefined;
   /** Keys that still hold committed placeholder secrets (only possible in previews). */
   readonly placeholderSecrets: readonly string[];
   /** Values that may be fine but cannot be checked offline (e.g. an hcloud server type this release does not know). */
@@ -133,6 +137,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   problems.push(...managementProblems(settings), ...tenantProblems(settings));
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
+  const githubToken = secrets.optional(configKeys.githubToken, "githubToken", githubTokenProblem);
   secrets.checkStoredAsSecrets();
   const tenants = settings.tenants.flatMap((tenant) => {
     const hcloudToken = tokens.get(tenant.name);
@@ -147,6 +152,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     management,
     tenants,
     gitops: settings.gitops,
+    githubToken,
     placeholderSecrets: secrets.placeholders,
     warnings: hcloudNameWarnings(settings),
   };
@@ -250,6 +256,12 @@ class SecretReader {
     return this.accept(display, value, check);
   }
 
+  /** An optional secret string: undefined when unset, with a problem when malformed. */
+  optional(key: string, display: string, check: (value: string) => string | undefined): SecretValue | undefined {
+    const value = this.input.values[key];
+    return value === undefined ? undefined : this.accept(display, value, check);
+  }
+
   /** Per-tenant tokens from the secret mapping `tenantHcloudTokens`. */
   tenantTokens(tenantNames: readonly string[]): Map<string, SecretValue> {
     const tokens = new Map<string, SecretValue>();
@@ -329,6 +341,18 @@ export function hcloudTokenProblem(token: string): string | undefined {
   return /^[A-Za-z0-9]{64}$/.test(token)
     ? undefined
     : `is not an hcloud API token (expected 64 letters and digits, got ${token.length} characters)`;
+}
+
+/**
+ * GitHub tokens as GitHub issues them: `ghp_` (classic), `github_pat_` (fine-grained), `ghs_`
+ * / `ghu_` / `gho_` (app and OAuth tokens, e.g. a workflow's GITHUB_TOKEN) or 40 hex digits
+ * (older classic tokens). Reading public releases needs no scope; cluster-api-operator's
+ * docs/README.md asks for `repo`, as clusterctl's do.
+ */
+export function githubTokenProblem(token: string): string | undefined {
+  return /^(gh[pousr]_[A-Za-z0-9]{36,251}|github_pat_[A-Za-z0-9_]{22,244}|[0-9a-f]{40})$/.test(token)
+    ? undefined
+    : `is not a GitHub token (expected ghp_…, github_pat_…, ghs_… or 40 hex digits, got ${token.length} characters)`;
 }
 
 function readManagement(
