@@ -305,6 +305,37 @@ export async function readKubeconfigSecret(management, namespace, cluster, timeo
 }
 
 /**
+ * API path of a Cluster API Cluster (the v1beta2 API CAPI v1.12 serves and stores).
+ * @param {string} namespace
+ * @param {string} cluster
+ */
+export function clusterPath(namespace, cluster) {
+  return `/apis/cluster.x-k8s.io/v1beta2/namespaces/${encodeURIComponent(namespace)}/clusters/${encodeURIComponent(cluster)}`;
+}
+
+/**
+ * Reads a Cluster API Cluster. Resolves undefined when the API says it does not exist (a
+ * Kubernetes NotFound Status); throws NetworkError when the API cannot be reached and
+ * HttpError for any other answer.
+ * @param {KubeTarget} management
+ * @param {string} namespace
+ * @param {string} cluster
+ * @param {number} timeoutMs
+ * @returns {Promise<Record<string, unknown> | undefined>}
+ */
+export async function readCluster(management, namespace, cluster, timeoutMs) {
+  const response = await kubeRequest(management, "GET", clusterPath(namespace, cluster), { timeoutMs });
+  const json = response.json;
+  if (response.status === 404 && isRecord(json) && json.kind === "Status" && json.reason === "NotFound") {
+    return undefined;
+  }
+  if (response.status !== 200 || !isRecord(json)) {
+    throw new HttpError(response.status, response.reason);
+  }
+  return json;
+}
+
+/**
  * The named environment variables; exits 2 naming those that are unset or empty.
  * @template {string} Name
  * @param {string} program
