@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { carenExtensionNames } from "../infra/model/caren-extensions";
+import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
 import { computeUpgradePlan } from "../infra/model/upgrade-plan";
 import { eventually, conditionOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
@@ -152,6 +153,10 @@ async function settingsMismatches(expected: KubeObject, actual: KubeObject): Pro
   check("HetznerCluster hcloudNetwork", at(hc, "hcloudNetwork"), vars.hcloudNetwork);
   check("HetznerCluster hcloudPlacementGroups", at(hc, "hcloudPlacementGroups") ?? [], vars.hcloudPlacementGroups);
   check("HetznerCluster sshKeys.hcloud", at(hc, "sshKeys.hcloud") ?? [], vars.hcloudSSHKeys);
+  // CAPH labels the servers caph-cluster-<HetznerCluster name>=owned; the tenant's firewall selects that label.
+  const hetznerClusterName = objects.hetznerCluster?.metadata.name ?? "";
+  const label = caphServerOwnershipLabel(hetznerClusterName);
+  check("HetznerCluster name, as the firewall's label selector", `${label.key}=${label.value}`, tenantServerLabelSelector(expected.metadata.name!));
   const kcp = objects.controlPlane?.spec;
   check("KubeadmControlPlane replicas", at(kcp, "replicas"), topology.controlPlane.replicas);
   const kcpVersion = at(kcp, "version") as string | undefined;
