@@ -3,7 +3,9 @@ import { everyoneIn, portCovers } from "../../policies/rules/management-admin-po
 import { carenExtensionNames } from "./caren-extensions";
 import { managementFirewallRules, type FirewallRuleSpec } from "./firewall-rules";
 import { hetznerClusterClassManifests, hetznerClusterNameOf } from "./hetzner-cluster-class";
-import { caphServerOwnershipLabel, tenantFirewallRules, tenantServerLabelSelector, tenantSshKeyWarning } from "./tenant-firewall";
+import { readStackConfig } from "../../tests/stack-files";
+import { caphServerOwnershipLabel, maxTenantNameLength, tenantFirewallRules, tenantNameLabelProblem, tenantServerLabelSelector, tenantSshKeyWarning } from "./tenant-firewall";
+import { FleetConfigError, parseFleetConfig } from "./validate-fleet-config";
 
 /** Ports a tenant node listens on that must not be public: API, kubelet, etcd, CAREN's containerd metrics. */
 const nodePorts = { ssh: 22, api: 6443, kubelet: 10250, etcdClient: 2379, etcdPeer: 2380, containerdMetrics: 1338 };
@@ -105,5 +107,37 @@ describe("tenantSshKeyWarning", () => {
   it("warns, naming the key path, only for tenants without an SSH key", () => {
     expect(tenantSshKeyWarning({ name: "edge" }, 2)).toMatch(/^tenants\[2\]\.sshKeyName is not set: tenant "edge"/);
     expect(tenantSshKeyWarning({ name: "edge", sshKeyName: "ops" }, 2)).toBeUndefined();
+  });
+});
+
+/** hcloud-go's label key pattern (hcloud/labels.go `keyRegexp`, v2.32.0 as vendored by CAPH v1.1.8), which Hetzner's API enforces. */
+const hcloudLabelKey = /^([a-z0-9A-Z]((?:[-_.]|[a-z0-9A-Z]){0,253}[a-z0-9A-Z])?\/)?[a-z0-9A-Z]((?:[-_.]|[a-z0-9A-Z]|){0,61}[a-z0-9A-Z])?$/;
+
+describe("tenant names and CAPH's ownership label", () => {
+  const named = (length: number) => `t${"a".repeat(length - 1)}`;
+
+  it("accepts exactly the names whose label key Hetzner accepts", () => {
+    for (const length of [1, 20, maxTenantNameLength, maxTenantNameLength + 1, 63]) {
+      const name = named(length);
+      expect(tenantNameLabelProblem(name) === undefined, `${length} characters`).toBe(hcloudLabelKey.test(caphServerOwnershipLabel(hetznerClusterNameOf(name)).key));
+    }
+    expect(tenantNameLabelProblem(named(maxTenantNameLength))).toBeUndefined();
+    expect(tenantNameLabelProblem(named(maxTenantNameLength + 1))).toMatch(/has 51 characters; allowed: at most 50, because CAPH labels/);
+  });
+
+  it("a name too long for the label is refused by validation, naming the key path", () => {
+    const { values, secretKeys } = readStackConfig("dev");
+    const long = named(maxTenantNameLength + 1);
+    const tenants = (JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[]).map((tenant) => ({ ...tenant, name: long }));
+    values["capi-fleet:tenants"] = JSON.stringify(tenants);
+    values["capi-fleet:tenantHcloudTokens"] = JSON.stringify({ [long]: JSON.parse(values["capi-fleet:tenantHcloudTokens"]!)["dev-a"] as string });
+    let problems: readonly { path: string; message: string }[] = [];
+    try {
+      parseFleetConfig({ stack: "dev", values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: true });
+    } catch (error) {
+      if (!(error instanceof FleetConfigError)) throw error;
+      problems = error.problems;
+    }
+    expect(problems).toEqual([{ path: "tenants[0].name", message: expect.stringContaining("allowed: at most 50") }]);
   });
 });

@@ -1,5 +1,6 @@
 import type { FirewallRuleSpec } from "./firewall-rules";
 import { hetznerClusterNameOf } from "./hetzner-cluster-class";
+import { formatValue } from "./text";
 
 /**
  * The hcloud Firewall of a tenant's nodes, as plain data.
@@ -39,6 +40,27 @@ export const caphOwnedLabelValue = "owned";
 /** The ownership label CAPH puts on the servers of the HetznerCluster `hetznerClusterName`. */
 export function caphServerOwnershipLabel(hetznerClusterName: string): { key: string; value: string } {
   return { key: `${caphOwnedLabelPrefix}${hetznerClusterName}`, value: caphOwnedLabelValue };
+}
+
+/**
+ * The longest name part of an hcloud label key (hetznercloud/hcloud-go v2.32.0, as vendored by
+ * CAPH v1.1.8: hcloud/labels.go `keyRegexp`; Hetzner's API applies the same rule).
+ */
+export const hcloudLabelNameMaxLength = 63;
+
+/** The longest tenant name whose ownership label Hetzner accepts. */
+export const maxTenantNameLength = hcloudLabelNameMaxLength - caphOwnedLabelPrefix.length;
+
+/**
+ * Why a tenant name cannot work, or undefined: CAPH puts its ownership label on the cluster's
+ * network, load balancer, placement groups and servers, and Hetzner refuses a label key whose
+ * name is longer than 63 characters, so nothing of the cluster could be created.
+ */
+export function tenantNameLabelProblem(clusterName: string): string | undefined {
+  const key = caphServerOwnershipLabel(hetznerClusterNameOf(clusterName)).key;
+  return key.length <= hcloudLabelNameMaxLength
+    ? undefined
+    : `${formatValue(clusterName)} has ${clusterName.length} characters; allowed: at most ${maxTenantNameLength}, because CAPH labels the cluster's hcloud resources ${formatValue(key)} and hcloud label names have at most ${hcloudLabelNameMaxLength} characters`;
 }
 
 /**

@@ -16,6 +16,7 @@ import {
 import { kubeconfigServer } from "./kubeconfig";
 import { reservedNamespaces } from "./platform-namespaces";
 import { SecretValue } from "./secret";
+import { tenantNameLabelProblem } from "./tenant-firewall";
 import { closestMatch, formatValue } from "./text";
 
 /** The Pulumi project name, which is also the namespace of its config keys. */
@@ -454,6 +455,8 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
     } else {
       firstTenantWith.set(tenant.name, index);
     }
+    const labelProblem = tenantNameLabelProblem(tenant.name);
+    if (labelProblem) problems.push({ path: `${at}.name`, message: labelProblem });
     const namespace = tenant.namespace ?? tenant.name;
     const sharing = firstTenantInNamespace.get(namespace);
     if (sharing !== undefined) {
