@@ -48,6 +48,12 @@ const L = (): CapiInTheLoop => {
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const isPatch = (registration: Registration) => /^kubernetes:[^:]+:\w+Patch$/.test(registration.type);
 
+/**
+ * A read (`<Resource>.get(name, id)`: an object something else created, e.g. CAPI's kubeconfig
+ * Secret) is not declared by the program: its inputs are empty, so there is nothing to apply.
+ */
+const isRead = (registration: Registration) => (registration as { readId?: string }).readId !== undefined || !("apiVersion" in registration.inputs);
+
 /** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
 function objectOf(registration: Registration): KubeObject {
   const object = structuredClone(registration.inputs) as unknown as KubeObject;
@@ -60,7 +66,7 @@ function objectOf(registration: Registration): KubeObject {
 
 /** Kubernetes registrations in dependency order (each after everything it waits for; ties keep program order). */
 function dependencyOrder(registrations: Registration[]): Registration[] {
-  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type));
+  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isRead(r));
   const byUrn = new Map(registrations.map((r) => [r.urn, r]));
   const ordered: Registration[] = [];
   const done = new Set<string>();
@@ -460,6 +466,24 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     const unreferenced = L().extension.handlers.filter((h) => h.hook === "GeneratePatches" && !referenced.includes(h.name));
     expect(unreferenced.length).toBeGreaterThan(0);
     expect(generatePatches().filter((r) => unreferenced.some((h) => h.name === r.handler))).toEqual([]);
+  });
+
+  track("BeforeClusterCreate reaches CAREN's lifecycle handler for every tenant with the whole Cluster, clusterConfig included", async () => {
+    // CAREN's lifecycle handlers read `clusterConfig` from the Cluster's topology by name, so for
+    // them the inline declaration is enough (unlike for its GeneratePatches handlers, below).
+    const byCluster = await eventually("BeforeClusterCreate for every tenant", reconcileTimeoutMs, () => {
+      const map = new Map(L().extension.requests.filter((r) => r.hook === "BeforeClusterCreate").map((r) => [(r.body.cluster as KubeObject | undefined)?.metadata.name, r]));
+      return Promise.resolve(allClusters().every((c) => map.has(c.metadata.name)) ? map : undefined);
+    });
+    const requests = L().extension.requests.filter((r) => r.hook === "BeforeClusterCreate");
+    for (const cluster of allClusters()) {
+      const request = byCluster.get(cluster.metadata.name);
+      expect(request, `BeforeClusterCreate for ${cluster.metadata.name!}`).toBeDefined();
+      expect(request!.handler).toBe("caren-bcc");
+      const sent = variablesOf(topologyOf(request!.body.cluster as KubeObject).variables);
+      expect(sent.clusterConfig, cluster.metadata.name).toEqual(variablesOf(topologyOf(cluster).variables).clusterConfig);
+    }
+    report.push(`BeforeClusterCreate: ${requests.length} requests, each with the Cluster's clusterConfig`);
   });
 
   // KNOWN DEFECT, documented rather than failing CI: CAPI passes an external patch only the variables

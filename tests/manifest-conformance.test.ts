@@ -114,6 +114,12 @@ async function ensureNamespace(name: string): Promise<void> {
   if (created.status !== 201 && created.status !== 409) throw new Error(`namespace ${name}: HTTP ${created.status}: ${message(created)}`);
 }
 
+/**
+ * A read (`<Resource>.get(name, id)`: an object something else created, e.g. CAPI's kubeconfig
+ * Secret) is not declared by the program: its inputs are empty, so there is nothing to apply.
+ */
+const isRead = (registration: Registration) => (registration as { readId?: string }).readId !== undefined || !("apiVersion" in registration.inputs);
+
 /** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
 function objectOf(registration: Registration): KubeObject {
   const object = structuredClone(registration.inputs) as unknown as KubeObject;
@@ -136,7 +142,7 @@ interface StackResult {
 
 /** Dry-runs every object one stack declares and collects what the server rejected or warned about. */
 async function checkStack(registrations: Registration[]): Promise<StackResult> {
-  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type));
+  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isRead(r));
   const result: StackResult = { verified: {}, unverified: {}, failures: [] };
   const objects = kubernetes.map((registration) => ({ registration, object: objectOf(registration) }));
   for (const { object } of objects) {
@@ -179,7 +185,7 @@ interface PatchResult {
 function checkClusterClassPatches(registrations: Registration[]): PatchResult {
   const result: PatchResult = { paths: 0, unverified: {}, failures: [] };
   const crds = sources.flatMap((s) => ("crds" in s ? s.crds : []));
-  const objects = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isPatch(r)).map(objectOf);
+  const objects = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isPatch(r) && !isRead(r)).map(objectOf);
   for (const clusterClass of objects.filter((o) => o.kind === "ClusterClass")) {
     const definitions = patchDefinitions(clusterClass.spec as Record<string, unknown>);
     for (const definition of definitions) {
