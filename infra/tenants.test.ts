@@ -2,7 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
 import { deletePropagationPolicy } from "../tests/pulumi-kubernetes-delete";
-import { valueOf, type Registration } from "../tests/pulumi-mocks";
+import { liveObjects, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import type { FleetOutputs } from "./fleet";
 import { clusterClassName } from "./model/hetzner-cluster-class";
@@ -47,9 +47,12 @@ describe("the prod tenants", () => {
 
   it.each(prodTenants)("registers every object of tenant $name", ({ name, namespace }) => {
     expect(ofTenant(name, "kubernetes:core/v1:Namespace").map((r) => (r.inputs.metadata as { name: string }).name)).toEqual([namespace]);
-    expect(ofTenant(name, "kubernetes:core/v1:Secret").map((r) => r.inputs.metadata)).toEqual([
+    const secrets = ofTenant(name, "kubernetes:core/v1:Secret");
+    expect(secrets.filter((r) => !r.readId).map((r) => r.inputs.metadata)).toEqual([
       { name: "hcloud", namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
     ]);
+    // CAPI's kubeconfig Secret is only read, never managed.
+    expect(secrets.filter((r) => r.readId).map((r) => r.readId)).toEqual([`${namespace}/${name}-kubeconfig`]);
     expect(ofTenant(name, helmChartProxyType).map((r) => (r.inputs.metadata as { name: string }).name).sort()).toEqual(["hcloud-ccm", "hcloud-csi"]);
     expect(ofTenant(name, clusterType).map((r) => r.inputs.metadata)).toEqual([
       expect.objectContaining({ name, namespace, annotations: expect.objectContaining({ "pulumi.com/skipAwait": "true" }) }),
@@ -62,7 +65,7 @@ describe("the prod tenants", () => {
     const required = [
       one(registrations, clusterClassType),
       one(registrations, "kubernetes:runtime.cluster.x-k8s.io/v1beta2:ExtensionConfigPatch"),
-      ...ofTenant(name, "kubernetes:core/v1:Secret"),
+      ...ofTenant(name, "kubernetes:core/v1:Secret").filter((r) => !r.readId),
       ...ofTenant(name, helmChartProxyType),
     ];
     for (const dependency of required) {
@@ -121,6 +124,19 @@ describe("the prod tenants", () => {
     expect(Object.values(versions).map((v) => v.deployed)).toEqual([null, null, null]);
   });
 
+  it.each(prodTenants)("has the kubeconfig command of $name wait for the Cluster to be Available, bounded", ({ name }) => {
+    const kubeconfig = one(registrations, commandType, `tenant-${name}-kubeconfig`);
+    expect(kubeconfig.inputs.create).toBe("node scripts/workload-kubeconfig.mjs");
+    expect(kubeconfig.inputs.environment).toMatchObject({ WAIT_FOR_READY: "true", WAIT_SECONDS: "1800" });
+    expect(kubeconfig.secretInputs).toContain("environment");
+  });
+
+  it.each(prodTenants)("reads the kubeconfig of $name from the live Secret, only after the command's wait", ({ name, namespace }) => {
+    const read = ofTenant(name, "kubernetes:core/v1:Secret").find((r) => r.readId)!;
+    expect(read.readId).toBe(`${namespace}/${name}-kubeconfig`);
+    expect(waitsFor(registrations, read, one(registrations, commandType, `tenant-${name}-kubeconfig`))).toBe(true);
+  });
+
   it("adds no apps Kustomization for tenants without apps", () => {
     expect(byType(registrations, kustomizationType).filter((r) => r.urn.includes("capi-fleet:tenants:"))).toEqual([]);
   });
@@ -137,7 +153,8 @@ describe.each([
     // command): a removed or renamed tenant must stop at its first delete, before any of them runs.
     expect(tenantResources.filter((r) => r.type === clusterType).length).toBeGreaterThan(0);
     expect(tenantResources.filter((r) => r.type === commandType).length).toBeGreaterThan(0);
-    expect(tenantResources.filter((r) => r.protect !== protect).map((r) => r.name)).toEqual([]);
+    // Reads (the kubeconfig Secret) are never deleted by Pulumi: leaving the program only drops them from the state.
+    expect(tenantResources.filter((r) => !r.readId && r.protect !== protect).map((r) => r.name)).toEqual([]);
   });
 });
 
@@ -166,5 +183,46 @@ describe("a tenant with apps", () => {
     });
     expect(waitsFor(registrations, apps[0]!, one(registrations, commandType, "tenant-payments-kubeconfig"))).toBe(true);
     expect(waitsFor(registrations, apps[0]!, one(registrations, "kubernetes:fluxcd.controlplane.io/v1:FluxInstance"))).toBe(true);
+  });
+});
+
+describe("the tenant kubeconfig output", () => {
+  const secretType = "kubernetes:core/v1:Secret";
+  const kubeconfigOf = (rotation: string) => `apiVersion: v1\nkind: Config\n# client certificate of rotation ${rotation}\n`;
+  const capiSecret = (rotation: string) => ({
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: { name: "payments-kubeconfig", namespace: "tenant-payments" },
+    type: "cluster.x-k8s.io/secret",
+    data: { value: Buffer.from(kubeconfigOf(rotation)).toString("base64") },
+  });
+
+  it("follows the live Secret when KCP rotates it, and stays secret", async () => {
+    const seen: string[] = [];
+    try {
+      for (const rotation of ["first", "rotated"]) {
+        // Between two runs KCP rewrote the Secret (new client certificate); the command is unchanged.
+        liveObjects.set(`${secretType}::tenant-payments/payments-kubeconfig`, capiSecret(rotation));
+        const { outputs } = await runStack("prod");
+        expect(await pulumi.isSecret(outputs.tenantKubeconfigs)).toBe(true);
+        seen.push((await valueOf(outputs.tenantKubeconfigs)).payments!);
+      }
+    } finally {
+      liveObjects.clear();
+    }
+    expect(seen).toEqual([kubeconfigOf("first"), kubeconfigOf("rotated")]);
+  });
+
+  it("opts out of the readiness wait per tenant with waitForReady: false", async () => {
+    const { registrations } = await runStack("prod", (values) => {
+      const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
+      tenants[0]!.waitForReady = false;
+      values["capi-fleet:tenants"] = JSON.stringify(tenants);
+    });
+    const environments = byType(registrations, commandType)
+      .filter((r) => r.name.endsWith("-kubeconfig"))
+      .map((r) => [r.name, (r.inputs.environment as Record<string, string>).WAIT_FOR_READY])
+      .sort();
+    expect(environments).toEqual(prodTenants.map(({ name }, index) => [`tenant-${name}-kubeconfig`, index === 0 ? "false" : "true"]).sort());
   });
 });

@@ -163,7 +163,7 @@ let ready = !waitForReady;
 /** @type {string[]} */
 let problems = [];
 for (;;) {
-  let state;
+  let state = "";
   if (!ready) {
     try {
       const object = await readCluster(management, namespace, cluster, timeoutUntil(deadline));

@@ -33,6 +33,8 @@ export interface Registration {
   state?: Record<string, unknown>;
   /** A component's registered outputs (`registerOutputs`), secrets unwrapped; undefined until registered. */
   outputs?: Record<string, unknown>;
+  /** For a read (`<Resource>.get(name, id)`, a StackReference): the id read; never deleted by Pulumi. */
+  readId?: string;
 }
 
 /** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
@@ -47,9 +49,19 @@ interface RegisterRequest {
   getPropertydependenciesMap(): { forEach(callback: (value: { getUrnsList(): string[] }, key: string) => void): void };
 }
 
+/** What the engine receives for a read (resource.proto ReadResourceRequest). */
+interface ReadRequest {
+  getType(): string;
+  getName(): string;
+  getParent(): string;
+  getProvider(): string;
+  getDependenciesList(): string[];
+}
+
 interface MockMonitorInternals {
   newUrn(parent: string, type: string, name: string): string;
   registerResource(request: RegisterRequest, callback: unknown): Promise<void>;
+  readResource(request: ReadRequest, callback: unknown): Promise<void>;
   registerResourceOutputs(request: { getUrn(): string; getOutputs(): { toJavaScript(): Record<string, unknown> } | undefined }, callback: unknown): void;
 }
 
@@ -83,6 +95,25 @@ function computedState(type: string, index: number): Record<string, unknown> {
 }
 
 /**
+ * The live objects reads find, by `<type token>::<id>`; a test sets or changes them between
+ * runs, as the cluster would between two `pulumi up`s.
+ */
+export const liveObjects = new Map<string, Record<string, unknown>>();
+
+/** What a read of `type` with `id` finds: a live object a test set, or a stand-in. */
+function readState(type: string, id: string): Record<string, unknown> {
+  const live = liveObjects.get(`${type}::${id}`);
+  if (live) return live;
+  const [namespace, name = ""] = id.split("/");
+  if (type === "kubernetes:core/v1:Secret" && name.endsWith("-kubeconfig")) {
+    // The Secret Cluster API writes for a workload cluster (key `value`).
+    const kubeconfig = `# stand-in kubeconfig of cluster ${namespace}/${name.slice(0, -"-kubeconfig".length)}\n`;
+    return { apiVersion: "v1", kind: "Secret", metadata: { name, namespace }, data: { value: Buffer.from(kubeconfig).toString("base64") } };
+  }
+  return {};
+}
+
+/**
  * Installs Pulumi mocks that record every registration. Invokes fail loudly: the
  * program must not call data sources (they need the Hetzner API, even in preview).
  */
@@ -104,10 +135,12 @@ export async function installRecordingMocks(
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
         const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "", protect: false };
-        const registration: Registration = { type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges };
+        // A read carries its id; a registration only an import id ("" here).
+        const readId = args.id ? args.id : undefined;
+        const registration: Registration = { type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges, ...(readId ? { readId } : {}) };
         registrations.push(registration);
         const sameType = registrations.filter((r) => r.type === args.type).length;
-        const state = { ...inputs, ...computedState(args.type, sameType) };
+        const state = { ...inputs, ...computedState(args.type, sameType), ...(readId ? readState(args.type, readId) : {}) };
         registration.state = state;
         if (args.type === "command:local:Command") {
           state.stdout = await runLocalCommand(inputs);
@@ -145,6 +178,18 @@ export async function installRecordingMocks(
       protect: request.getProtect() ?? false,
     });
     return registerResource(request, callback);
+  };
+  const readResource = monitor.readResource.bind(monitor);
+  monitor.readResource = (request, callback) => {
+    graph.set(`${request.getType()}::${request.getName()}`, {
+      urn: monitor.newUrn(request.getParent(), request.getType(), request.getName()),
+      parent: request.getParent(),
+      dependencies: request.getDependenciesList(),
+      provider: request.getProvider(),
+      deleteTimeout: "",
+      protect: false,
+    });
+    return readResource(request, callback);
   };
   // Components' registerOutputs: what the engine hands stack rules for them.
   const registerResourceOutputs = monitor.registerResourceOutputs.bind(monitor);

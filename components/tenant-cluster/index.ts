@@ -46,7 +46,10 @@ export interface TenantClusterArgs {
   managementKubeconfig: pulumi.Input<string>;
   /** The FluxInstance; only needed with `tenant.apps`. */
   fluxInstance?: pulumi.Resource;
-  /** How long to wait for the workload cluster's kubeconfig on creation. Default 1800. */
+  /**
+   * How long `up` waits on creation for the Cluster to be Available (or, with
+   * `tenant.waitForReady: false`, only for its kubeconfig Secret). Default 1800.
+   */
   kubeconfigWaitSeconds?: number;
   /** How long the load-balancer drain may take on deletion. Default 600. */
   drainWaitSeconds?: number;
@@ -70,7 +73,10 @@ export interface TenantClusterArgs {
 export class TenantCluster extends pulumi.ComponentResource {
   /** The topology Cluster. */
   public readonly cluster: k8s.apiextensions.CustomResource;
-  /** The workload cluster's admin kubeconfig (secret), read from CAPI's `<name>-kubeconfig` Secret. */
+  /**
+   * The workload cluster's admin kubeconfig (secret), read from CAPI's `<name>-kubeconfig`
+   * Secret at every preview and update, so it follows KCP's rotation.
+   */
   public readonly kubeconfig: pulumi.Output<string>;
   /** The resource that drains LoadBalancer Services when it is deleted. */
   public readonly loadBalancerDrain: command.local.Command;
@@ -124,7 +130,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       metadata: {
         ...manifest.metadata,
         // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
-        // the kubeconfig command below is the bounded wait instead.
+        // the kubeconfig command below is the bounded wait for Available instead.
         annotations: {
           ...manifest.metadata.annotations,
           "pulumi.com/skipAwait": "true",
@@ -158,13 +164,39 @@ export class TenantCluster extends pulumi.ComponentResource {
             ...location,
             MANAGEMENT_KUBECONFIG: managementKubeconfig,
             WAIT_SECONDS: String(args.kubeconfigWaitSeconds ?? 1800),
+            // The script waits for the Cluster's v1beta2 Available condition first.
+            WAIT_FOR_READY: String(tenant.waitForReady),
           })),
         ),
         logging: command.local.Logging.Stderr,
       },
       { ...child([this.cluster]), additionalSecretOutputs: ["stdout"] },
     );
-    this.kubeconfig = pulumi.secret(kubeconfigCommand.stdout);
+
+    // The command runs once, but KCP rewrites the Secret when its client certificate nears
+    // expiry (sigs.k8s.io/cluster-api@v1.12.10: controlplane/kubeadm/internal/controllers/helpers.go,
+    // reconcileKubeconfig). So the output comes from a read of the live Secret, which the engine
+    // performs at every preview and update, and skips while its id is unknown
+    // (pulumi/pulumi@v3.248.0: pkg/resource/deploy/step.go, ReadStep.Apply). The id waits for the
+    // command: on a fresh stack's preview the read is deferred, at `up` it runs once the cluster is
+    // Available. pulumi-kubernetes reads "<namespace>/<name>" ids (pulumi/pulumi-kubernetes@v4.25.0:
+    // provider/pkg/provider/util.go, parseFqName), and @pulumi/kubernetes 4.32.0's Secret marks
+    // `data` secret (core/v1/secret.ts, additionalSecretOutputs); the output is made secret anyway.
+    const kubeconfigSecret = workloadKubeconfigSecret(tenant.name);
+    const liveKubeconfig = k8s.core.v1.Secret.get(
+      `${name}-kubeconfig-secret`,
+      kubeconfigCommand.id.apply(() => `${tenant.namespace}/${kubeconfigSecret.name}`),
+      { parent: this, dependsOn: [kubeconfigCommand] },
+    );
+    this.kubeconfig = pulumi.secret(
+      liveKubeconfig.data.apply((data) => {
+        const value = data[kubeconfigSecret.key];
+        if (!value) {
+          throw new Error(`Secret ${tenant.namespace}/${kubeconfigSecret.name} has no data.${kubeconfigSecret.key}; Cluster API writes the kubeconfig there`);
+        }
+        return Buffer.from(value, "base64").toString("utf8");
+      }),
+    );
 
     // Does nothing on create; its delete runs before the Cluster's (it depends on it).
     const drainCommand = `node ${drainLoadBalancersScript}`;
@@ -191,7 +223,6 @@ export class TenantCluster extends pulumi.ComponentResource {
       if (!args.fluxInstance) {
         throw new Error(`tenant ${tenant.name} has apps but no FluxInstance was passed`);
       }
-      const kubeconfigSecret = workloadKubeconfigSecret(tenant.name);
       new k8s.apiextensions.CustomResource(
         `${name}-apps`,
         {

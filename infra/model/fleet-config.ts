@@ -382,6 +382,13 @@ const tenantSchema = strictObject({
    * `loadBalancerGarbageCollection`.
    */
   annotations: z.record(annotationKey, z.string()).default({}),
+  /**
+   * `pulumi up` waits, bounded, until CAPI reports the new Cluster `Available` (its control
+   * plane, workers, infrastructure and the management cluster's connection to it), and fails
+   * naming the conditions that are not True. `false` (large fleets) waits only for the
+   * kubeconfig Secret, which CAPI writes long before the cluster is usable.
+   */
+  waitForReady: z.boolean().default(true),
   /** Volumes of the hcloud CSI driver. */
   storage: strictObject({
     /**

@@ -157,6 +157,8 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["Calico requested", (r) => (r.tenants[0]!.cni = { provider: "calico" }), "tenants[0].cni.provider", "allowed: cilium"],
   ["unknown CNI strategy", (r) => (r.tenants[0]!.cni = { provider: "cilium", strategy: "Helm" }), "tenants[0].cni.strategy", "allowed: HelmAddon, ClusterResourceSet"],
   ["LB GC flag as a string", (r) => (r.tenants[0]!.loadBalancerGarbageCollection = "no"), "tenants[0].loadBalancerGarbageCollection", "expected boolean"],
+  ["readiness wait as a string", (r) => (r.tenants[1]!.waitForReady = "no"), "tenants[1].waitForReady", "expected boolean"],
+  ["readiness wait misspelt", (r) => (r.tenants[0]!.waitForReadiness = false), "tenants[0].waitForReadiness", 'did you mean "waitForReady"'],
   ["LB GC opt-out as an annotation", (r) => (r.tenants[0]!.annotations = { "caren.nutanix.com/loadbalancer-gc": "false" }), 'tenants[0].annotations["caren.nutanix.com/loadbalancer-gc"]', "set loadBalancerGarbageCollection"],
   ["annotation key with a space", (r) => (r.tenants[0]!.annotations = { "upgrade concurrency": "2" }), 'tenants[0].annotations["upgrade concurrency"]', "allowed: [prefix/]name"],
   ["annotation value not a string", (r) => (r.tenants[0]!.annotations = { "topology.cluster.x-k8s.io/upgrade-concurrency": 2 }), 'tenants[0].annotations["topology.cluster.x-k8s.io/upgrade-concurrency"]', "expected string"],
@@ -192,6 +194,7 @@ describe("parseFleetConfig", () => {
     expect(config.tenants[0]).toMatchObject({
       namespace: "alpha",
       loadBalancerGarbageCollection: true,
+      waitForReady: true,
       cni: { provider: "cilium", strategy: "HelmAddon", kubeProxyReplacement: false },
       network: { podsCidr: "192.168.0.0/16", servicesCidr: "10.128.0.0/12" },
     });

@@ -7,7 +7,8 @@
 //   Go module proxy serves, $CAPI_FLEET_REPLAY_KUBERNETES_VERSION), whose kubeconfig comes from
 //   a dynamic resource and is therefore unknown at preview, as on a fresh Hetzner stack;
 // - the fleet's components are components with their recorded registered outputs;
-// - the StackReference is a real read of this stack's own outputs;
+// - the StackReference is a real read of this stack's own outputs, and reads of Kubernetes
+//   objects are reads with an id unknown at preview, as in the fleet;
 // - stand-ins: resources of plugins this workplace cannot build (hcloud, command) and Helm
 //   releases (whose preview fetches the chart from its repository) become components with the
 //   same type token and inputs, and no outputs.
@@ -66,6 +67,12 @@ for (const registration of registrations) {
     byUrn.set(urn, { resource: provider, custom: true });
   } else if (type.startsWith("pulumi:providers:")) {
     continue; // a provider whose plugin is not here: its resources are stand-ins
+  } else if (registration.readId && type.startsWith("kubernetes:")) {
+    // A read (`Secret.get`) whose id, in the fleet, waits for a command: unknown at a fresh
+    // stack's preview, so the engine skips it. The unknown kubeconfig gives the same.
+    const provider = replayed(registration.provider.split("::").slice(0, -1).join("::"))?.resource;
+    const id = kubeconfig.apply(() => registration.readId);
+    byUrn.set(urn, { resource: new pulumi.CustomResource(type, name, {}, { ...options, provider, version: kubernetesVersion, id }), custom: true });
   } else if (registration.custom && type.startsWith("kubernetes:") && !isStandIn(type)) {
     const provider = replayed(registration.provider.split("::").slice(0, -1).join("::"))?.resource;
     const resource = new pulumi.CustomResource(type, name, inputs, { ...options, provider, version: kubernetesVersion });
