@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { carenExtensionNames } from "../infra/model/caren-extensions";
 import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
-import { computeUpgradePlan } from "../infra/model/upgrade-plan";
+import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
 import { eventually, conditionOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
 import { lostLeaves } from "./kube-apiserver";
@@ -576,14 +576,17 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
       await completeControlPlane();
       return lastCp === target && lastWorkers === target ? true : undefined;
     });
-    const plan = computeUpgradePlan({ controlPlaneVersion: from, workersVersion: from, desiredVersion: target, kubernetesVersions: listed });
+    // What `npm run plan` prints for the same inputs (deployed version, target, the class's list).
+    const plan = planTenantUpgrade(tenant.metadata.name!, from, target, listed);
+    if (isUpgradeProblem(plan)) throw new Error(`the planner refuses ${from} → ${target}: ${plan.reason}`);
     const cpSeen = observed.filter((o) => o.component === "control-plane").map((o) => o.version);
     const workersSeen = observed.filter((o) => o.component === "workers").map((o) => o.version);
-    report.push(
-      `chained upgrade ${from} → ${target} in ${seconds(Date.now() - started)}: CAPI set control plane ${cpSeen.join(" → ")}, workers ${workersSeen.join(" → ")}; planner: control plane ${plan.controlPlaneUpgrades.join(" → ")}, workers ${plan.workersUpgrades.join(" → ")}`,
-    );
-    expect(cpSeen).toEqual(plan.controlPlaneUpgrades);
-    expect(workersSeen).toEqual(plan.workersUpgrades);
+    const show = (steps: readonly { component: string; version: string }[]) => steps.map((step) => `${step.component} ${step.version}`).join(" → ");
+    report.push(`chained upgrade ${from} → ${target} in ${seconds(Date.now() - started)}: CAPI set ${show(observed)}; npm run plan: ${show(plan.campaign)}`);
+    expect(cpSeen).toEqual(plan.controlPlaneSteps);
+    expect(workersSeen).toEqual(plan.workerSteps);
+    // The interleaving too: the campaign's order of control-plane and worker steps.
+    expect(observed.map(({ component, version }) => ({ component, version }))).toEqual(plan.campaign.map(({ component, version }) => ({ component, version })));
     // Hooks: CAPI v1.12.10 calls BeforeClusterUpgrade, then per step BeforeControlPlaneUpgrade,
     // AfterControlPlaneUpgrade, BeforeWorkersUpgrade, AfterWorkersUpgrade, and AfterClusterUpgrade
     // (exp/topology/desiredstate/desired_state.go, computeControlPlaneVersion/computeMachineDeploymentVersion;
