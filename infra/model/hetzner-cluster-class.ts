@@ -4,7 +4,13 @@ import { catalog } from "./catalog";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
 import { cniStrategies, hetznerLocations, loadBalancerTypes } from "./fleet-config";
 import { hcloudCcmSecretName } from "./hcloud-ccm-values";
-import { installKubernetesCommand, installKubernetesScript, installKubernetesScriptPath } from "./node-bootstrap";
+import {
+  advertisePrivateAddressScript,
+  advertisePrivateAddressScriptPath,
+  installKubernetesCommand,
+  installKubernetesScript,
+  installKubernetesScriptPath,
+} from "./node-bootstrap";
 
 /**
  * The fleet's one ClusterClass for Hetzner Cloud and its templates, as plain manifests.
@@ -169,7 +175,7 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
           kubeadmConfigSpec: {
             initConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
             joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
-            ...nodeBootstrapFiles(),
+            ...nodeBootstrapFiles("control-plane"),
           },
         },
       },
@@ -178,7 +184,7 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
       template: {
         spec: {
           joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
-          ...nodeBootstrapFiles(),
+          ...nodeBootstrapFiles("worker"),
         },
       },
     }),
@@ -202,13 +208,18 @@ function externalCloudProviderRegistration() {
 }
 
 /**
- * The install script as a file. The command that runs it comes from the
- * `kubernetes-install` patch, which sets the whole `preKubeadmCommands` list: v1beta2
- * refuses an empty list (minItems 1), and CAREN's patches later append to it.
+ * The install script as a file, and on control planes the script that makes kubeadm advertise
+ * the private address (the tenant firewall closes the public one). The commands that run them
+ * come from the `kubernetes-install` patch, which sets the whole `preKubeadmCommands` list:
+ * v1beta2 refuses an empty list (minItems 1), and CAREN's patches later append to it.
  */
-function nodeBootstrapFiles() {
+function nodeBootstrapFiles(role: "control-plane" | "worker") {
+  const script = (path: string, content: string) => ({ path, owner: "root:root", permissions: "0755", content });
   return {
-    files: [{ path: installKubernetesScriptPath, owner: "root:root", permissions: "0755", content: installKubernetesScript }],
+    files: [
+      script(installKubernetesScriptPath, installKubernetesScript),
+      ...(role === "control-plane" ? [script(advertisePrivateAddressScriptPath, advertisePrivateAddressScript)] : []),
+    ],
   };
 }
 
@@ -293,8 +304,13 @@ type JsonPatch = { op: "add"; path: string; valueFrom: { variable: string } | { 
 const fromVariable = (path: string, variable: string): JsonPatch => ({ op: "add", path, valueFrom: { variable } });
 const fromTemplate = (path: string, template: string): JsonPatch => ({ op: "add", path, valueFrom: { template } });
 const nonEmpty = (variable: string) => `{{ if .${variable} }}true{{ end }}`;
-/** A template rendering a one-item YAML list: the install command for a version expression. */
-const commandList = (versionTemplate: string) => `- ${installKubernetesCommand(versionTemplate)}`;
+/**
+ * A template rendering a YAML list: the install command for a version expression, then on
+ * control planes the advertise-address script (after the install, so that its failure can
+ * take the installed kubeadm out of the way).
+ */
+const commandList = (versionTemplate: string, role: "control-plane" | "worker") =>
+  [installKubernetesCommand(versionTemplate), ...(role === "control-plane" ? [advertisePrivateAddressScriptPath] : [])].map((command) => `- ${command}`).join("\n");
 
 /**
  * Patches, applied in order: the Hetzner settings and the per-node Kubernetes install
@@ -374,11 +390,11 @@ export function clusterClassPatches(caren: CarenExtensionNames): Record<string, 
       definitions: [
         {
           selector: controlPlane,
-          jsonPatches: [fromTemplate(`${spec}/kubeadmConfigSpec/preKubeadmCommands`, commandList("{{ .builtin.controlPlane.version }}"))],
+          jsonPatches: [fromTemplate(`${spec}/kubeadmConfigSpec/preKubeadmCommands`, commandList("{{ .builtin.controlPlane.version }}", "control-plane"))],
         },
         {
           selector: workerBootstrap,
-          jsonPatches: [fromTemplate(`${spec}/preKubeadmCommands`, commandList("{{ .builtin.machineDeployment.version }}"))],
+          jsonPatches: [fromTemplate(`${spec}/preKubeadmCommands`, commandList("{{ .builtin.machineDeployment.version }}", "worker"))],
         },
       ],
     },

@@ -28,3 +28,16 @@ export const installKubernetesScriptFile = "infra/model/shell/install-kubernetes
 
 /** The install script's text, written to every node by the ClusterClass templates. */
 export const installKubernetesScript = readShippedFile(__dirname, installKubernetesScriptFile);
+
+/** Where the advertise-address script is written on every control-plane node. */
+export const advertisePrivateAddressScriptPath = "/etc/capi-fleet/advertise-private-address.sh";
+
+/**
+ * The script that makes kubeadm advertise a control plane's private address (API server and
+ * etcd), so that the tenant firewall can close the public side; a real shell file, checked by
+ * shellcheck (see its header).
+ */
+export const advertisePrivateAddressScriptFile = "infra/model/shell/advertise-private-address.sh";
+
+/** The advertise-address script's text, written to control-plane nodes by the ClusterClass. */
+export const advertisePrivateAddressScript = readShippedFile(__dirname, advertisePrivateAddressScriptFile);
