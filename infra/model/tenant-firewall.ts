@@ -18,8 +18,9 @@ import { formatValue } from "./text";
  *   which no firewall filters.
  * - **LoadBalancer Services** go the same way: the tenant's hcloud CCM targets private IPs
  *   (`HCLOUD_LOAD_BALANCERS_USE_PRIVATE_IP`, hcloud-ccm-values.ts).
- * - **Node to node** (Cilium, kubelet, etcd) uses the private addresses: the rules for the
- *   nodes range document that intent.
+ * - **Node to node** (Cilium, kubelet, etcd, pods reaching the `kubernetes` Service) uses the
+ *   private addresses: control planes advertise theirs to kubeadm
+ *   (shell/advertise-private-address.sh), and the rules for the nodes range document that intent.
  * - **SSH** only from the admin networks, and only when the servers get a key
  *   (`sshKeyName`): without one Hetzner sets a generated root password that CAPH discards,
  *   so nobody could log in with a key and the port would only offer password guessing.
