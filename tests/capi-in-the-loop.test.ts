@@ -586,7 +586,10 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     expect(cpSeen).toEqual(plan.controlPlaneSteps);
     expect(workersSeen).toEqual(plan.workerSteps);
     // The interleaving too: the campaign's order of control-plane and worker steps.
-    expect(observed.map(({ component, version }) => ({ component, version }))).toEqual(plan.campaign.map(({ component, version }) => ({ component, version })));
+    const steps = observed.map(({ component, version }) => ({ component, version }));
+    expect(steps).toEqual(plan.campaign.map(({ component, version }) => ({ component, version })));
+    // Negative control: the naive campaign (workers follow every control-plane step) is not what CAPI did.
+    expect(steps).not.toEqual(plan.controlPlaneSteps.flatMap((version) => [{ component: "control-plane", version }, { component: "workers", version }]));
     // Hooks: CAPI v1.12.10 calls BeforeClusterUpgrade, then per step BeforeControlPlaneUpgrade,
     // AfterControlPlaneUpgrade, BeforeWorkersUpgrade, AfterWorkersUpgrade, and AfterClusterUpgrade
     // (exp/topology/desiredstate/desired_state.go, computeControlPlaneVersion/computeMachineDeploymentVersion;

@@ -1,3 +1,4 @@
+import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import { catalog } from "../infra/model/catalog";
 import { carenExtensionNames, carenSchemaProviders } from "../infra/model/caren-extensions";
@@ -79,6 +80,7 @@ export interface RecordingExtension {
 /** Starts the extension on a random loopback port. */
 export async function startRecordingExtension(handlers: ExtensionHandler[] = carenHandlers()): Promise<RecordingExtension> {
   const tls = localServerCertificate("recording-extension");
+  rmSync(tls.dir, { recursive: true, force: true }); // the PEMs are in memory
   const byPath = new Map<string, ExtensionHandler>();
   for (const handler of handlers) byPath.set(`/${hooksApiVersion}/${handler.hook.toLowerCase()}/${handler.name}`, handler);
   const extension: RecordingExtension = {
