@@ -510,9 +510,11 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
   });
 
   // A chained upgrade, observed. Nothing here runs machines, so the test reports completion the way
-  // CAPI's own topology tests do with a fake control plane: it writes the control plane's
-  // `status.version` (the contract field the topology controller reads: sigs.k8s.io/cluster-api@v1.12.10:
-  // internal/contract/controlplane.go, IsProvisioning/IsUpgrading) once `spec.version` changed. The
+  // CAPI's own topology tests do with a fake control plane (sigs.k8s.io/cluster-api@v1.12.10:
+  // exp/topology/desiredstate/desired_state_test.go builds control planes WithStatusFields
+  // "status.version"): it writes the control plane's `status.version` (the contract field the
+  // topology controller reads: internal/contract/controlplane.go, IsProvisioning/IsUpgrading) once
+  // `spec.version` changed. The
   // KCP controller keeps a status.version it did not compute (controlplane/kubeadm/internal/controllers/
   // status.go sets it only from Machines, and there are none). MachineDeployments complete by
   // themselves: a MachineDeployment is "upgrading" only while one of its Machines has another
