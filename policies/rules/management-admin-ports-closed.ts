@@ -37,10 +37,13 @@ export function everyoneIn(sources: readonly string[]): string[] {
   return open;
 }
 
-/** SSH and the Kubernetes API on the management servers are reachable from admin networks only. */
+/**
+ * SSH and the Kubernetes API are reachable from admin networks only, on the management servers
+ * and on the tenants' (whose firewalls open SSH from the same `management.adminCidrs`).
+ */
 export const managementAdminPortsClosed = resourceRule({
   name: "management-admin-ports-closed",
-  description: `The management firewall never opens SSH (22) or the Kubernetes API (${kubernetesApiPort}) to 0.0.0.0/0 or ::/0 (in any spelling).`,
+  description: `No hcloud firewall of the fleet (management or tenant) opens SSH (22) or the Kubernetes API (${kubernetesApiPort}) to 0.0.0.0/0 or ::/0 (in any spelling).`,
   enforcementLevel: "mandatory",
   remediationSteps: "List your office/VPN egress ranges in management.adminCidrs instead of the whole internet.",
   resourceTypes: [resourceTypes.hcloudFirewall],
