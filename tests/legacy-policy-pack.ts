@@ -1,4 +1,4 @@
-import { symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 
 /**
@@ -18,4 +18,26 @@ export function linkLegacyPolicyPack(repoRoot: string, packDir: string, binDir: 
   writeFileSync(path.join(packDir, "PulumiPolicy.yaml"), "runtime: nodejs-legacy\n");
   const runPolicyPack = path.join(repoRoot, "node_modules", "@pulumi", "pulumi", "cmd", "run-policy-pack");
   writeFileSync(path.join(binDir, "pulumi-analyzer-policy-nodejs-legacy"), `#!/bin/sh\nexec "${process.execPath}" "${runPolicyPack}" "$1" "$2"\n`, { mode: 0o755 });
+}
+
+/**
+ * A scratch engine workspace under `parent` (program/, pack/ with the pack linked as above,
+ * bin/, state/ as a file backend, home/ as PULUMI_HOME) and the environment that runs the
+ * toolchain's CLI (in `cliCache`/bin) offline there, without plugin downloads.
+ */
+export function offlineEngineScratch(repoRoot: string, parent: string, cliCache: string, passphrase: string): { scratch: string; env: NodeJS.ProcessEnv } {
+  mkdirSync(parent, { recursive: true });
+  const scratch = mkdtempSync(path.join(parent, "run-"));
+  for (const dir of ["program", "pack", "bin", "state", "home"]) mkdirSync(path.join(scratch, dir));
+  linkLegacyPolicyPack(repoRoot, path.join(scratch, "pack"), path.join(scratch, "bin"));
+  const env = {
+    ...process.env,
+    PATH: [path.join(scratch, "bin"), path.join(cliCache, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(":"),
+    PULUMI_HOME: path.join(scratch, "home"),
+    PULUMI_BACKEND_URL: `file://${path.join(scratch, "state")}`,
+    PULUMI_CONFIG_PASSPHRASE: passphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  };
+  return { scratch, env };
 }

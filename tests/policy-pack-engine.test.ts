@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
-import { linkLegacyPolicyPack } from "./legacy-policy-pack";
+import { offlineEngineScratch } from "./legacy-policy-pack";
 import { repoRoot } from "./stack-files";
 
 /**
@@ -57,25 +57,15 @@ beforeAll(async () => {
   const toolchain = path.join(repoRoot, "scripts", "toolchain");
   await execFileAsync(toolchain, ["build", "cli"], { cwd: repoRoot, timeout: 40 * 60_000, maxBuffer: 16 * 1024 * 1024 });
   const cache = /^cache: (.+)$/m.exec((await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout)?.[1] ?? "";
-  mkdirSync(scratchRoot, { recursive: true });
-  scratch = mkdtempSync(path.join(scratchRoot, "run-"));
-  for (const dir of ["program", "pack", "bin", "state", "home"]) mkdirSync(path.join(scratch, dir));
+  ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "policy-pack-engine-test"));
   writeFileSync(path.join(scratch, "program", "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
   writeFileSync(path.join(scratch, "program", "index.js"), program);
   writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-pack-engine-stand-in", "main": "index.js" }\n');
-  linkLegacyPolicyPack(repoRoot, path.join(scratch, "pack"), path.join(scratch, "bin"));
-  env = {
-    ...process.env,
-    PATH: [path.join(scratch, "bin"), path.join(cache, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(":"),
-    PULUMI_HOME: path.join(scratch, "home"),
-    PULUMI_BACKEND_URL: `file://${path.join(scratch, "state")}`,
-    PULUMI_CONFIG_PASSPHRASE: "policy-pack-engine-test",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+  Object.assign(env, {
     GOOD_K3S: catalog.k3s.version,
     BAD_K3S: catalog.k3s.version.replace(/^v1\.(\d+)\./, (_match, minor: string) => `v1.${Number(minor) - 4}.`),
     TENANT_VERSION: catalog.tenantKubernetesVersions[0],
-  };
+  });
   const created = await pulumi(["stack", "init", "smoke"]);
   expect(created.code, created.output).toBe(0);
 }, 45 * 60_000);

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
@@ -12,7 +12,7 @@ import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
 import { settle } from "./fleet-run";
-import { linkLegacyPolicyPack } from "./legacy-policy-pack";
+import { offlineEngineScratch } from "./legacy-policy-pack";
 import { engineViewOfRegistrations } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot } from "./stack-files";
@@ -194,25 +194,13 @@ beforeAll(async () => {
   await execFileAsync(toolchain, ["build", "cli", kubernetesPlugin], { cwd: repoRoot, timeout: 50 * 60_000, maxBuffer: 16 * 1024 * 1024 });
   const cache = /^cache: (.+)$/m.exec((await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout)?.[1] ?? "";
   const plugin = (await execFileAsync(toolchain, ["plugin-path", kubernetesPlugin], { cwd: repoRoot })).stdout.trim();
-  mkdirSync(scratchRoot, { recursive: true });
-  scratch = mkdtempSync(path.join(scratchRoot, "run-"));
-  for (const dir of ["program", "pack", "bin", "state", "home"]) mkdirSync(path.join(scratch, dir));
+  ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "policy-pack-real-engine"));
   writeFileSync(path.join(scratch, "program", "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
   writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-engine-replay", "main": "index.cjs" }\n');
   symlinkSync(path.join(repoRoot, "tests", "policy-engine-replay", "index.cjs"), path.join(scratch, "program", "index.cjs"));
-  linkLegacyPolicyPack(repoRoot, path.join(scratch, "pack"), path.join(scratch, "bin"));
-  env = {
-    ...process.env,
-    PATH: [path.join(scratch, "bin"), path.join(cache, "bin"), path.dirname(process.execPath), process.env.PATH ?? ""].join(":"),
-    PULUMI_HOME: path.join(scratch, "home"),
-    PULUMI_BACKEND_URL: `file://${path.join(scratch, "state")}`,
-    PULUMI_CONFIG_PASSPHRASE: "policy-pack-real-engine",
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-    PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
-    // preview's --event-log (machine-readable policy events) exists only with debug commands on
-    // (pulumi/pkg/v3@v3.248.0: cmd/pulumi/operations/preview.go).
-    PULUMI_DEBUG_COMMANDS: "true",
-  };
+  // preview's --event-log (machine-readable policy events) exists only with debug commands on
+  // (pulumi/pkg/v3@v3.248.0: cmd/pulumi/operations/preview.go).
+  env.PULUMI_DEBUG_COMMANDS = "true";
   const installed = await run("pulumi", ["plugin", "install", "resource", "kubernetes", kubernetesVersion, "--file", plugin]);
   expect(installed.code, installed.output).toBe(0);
   for (const stack of ["dev", "prod"]) {
