@@ -1,13 +1,11 @@
-import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { carenExtensionNames } from "../infra/model/caren-extensions";
 import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
 import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
-import { eventually, conditionOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
+import { dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
 import { lostLeaves } from "./kube-apiserver";
-import type { Registration } from "./pulumi-mocks";
 import type { RecordedRequest } from "./recording-extension";
 import { sourceOfGroup } from "./upstream-crds";
 
@@ -27,8 +25,6 @@ import { sourceOfGroup } from "./upstream-crds";
 /** First run on a clean machine builds kube-apiserver + etcd and the CAPI managers (minutes each on 2 cores). */
 const buildTimeoutMs = 75 * 60_000;
 const stacks = ["dev", "prod"] as const;
-/** Helm releases are upstream charts (no chart controller runs here). */
-const outOfScope = new Set(["kubernetes:helm.sh/v3:Release"]);
 const reconcileTimeoutMs = 120_000;
 
 let loop: CapiInTheLoop | undefined;
@@ -46,45 +42,6 @@ const L = (): CapiInTheLoop => {
   return loop;
 };
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
-const isPatch = (registration: Registration) => /^kubernetes:[^:]+:\w+Patch$/.test(registration.type);
-
-/**
- * A read (`<Resource>.get(name, id)`: an object something else created, e.g. CAPI's kubeconfig
- * Secret) is not declared by the program: its inputs are empty, so there is nothing to apply.
- */
-const isRead = (registration: Registration) => (registration as { readId?: string }).readId !== undefined || !("apiVersion" in registration.inputs);
-
-/** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
-function objectOf(registration: Registration): KubeObject {
-  const object = structuredClone(registration.inputs) as unknown as KubeObject;
-  if (!object.metadata.name) {
-    const suffix = createHash("sha256").update(registration.urn).digest("hex").slice(0, 8);
-    object.metadata = { ...object.metadata, name: `${registration.name}-${suffix}` };
-  }
-  return object;
-}
-
-/** Kubernetes registrations in dependency order (each after everything it waits for; ties keep program order). */
-function dependencyOrder(registrations: Registration[]): Registration[] {
-  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isRead(r));
-  const byUrn = new Map(registrations.map((r) => [r.urn, r]));
-  const ordered: Registration[] = [];
-  const done = new Set<string>();
-  const visit = (registration: Registration, path: Set<string>) => {
-    if (done.has(registration.urn) || path.has(registration.urn)) return;
-    path.add(registration.urn);
-    for (const urn of registration.dependencies) {
-      const dependency = byUrn.get(urn);
-      if (dependency) visit(dependency, path);
-    }
-    path.delete(registration.urn);
-    done.add(registration.urn);
-    if (kubernetes.includes(registration)) ordered.push(registration);
-  };
-  for (const registration of kubernetes) visit(registration, new Set());
-  return ordered;
-}
-
 const clusterObjects = (stack: (typeof stacks)[number]) => objects[stack].filter((o) => o.kind === "Cluster");
 const allClusters = () => stacks.flatMap(clusterObjects);
 const classObject = () => objects.dev.find((o) => o.kind === "ClusterClass")!;

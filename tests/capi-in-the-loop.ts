@@ -1,12 +1,13 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
-import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
+import { kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
+import type { Registration } from "./pulumi-mocks";
 import { startRecordingExtension, type RecordingExtension } from "./recording-extension";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
@@ -25,6 +26,8 @@ import { crdSources, crdsIn, readSource, type Crd, type SourceResult } from "./u
 //   contract labels of the kubeadm CRDs) are added too;
 // - feature gates: ClusterTopology and RuntimeSDK on the core manager, ClusterTopology on the KCP
 //   manager (without it, the KCP webhook refuses KubeadmControlPlaneTemplates).
+// - optionally (`garbageCollector`), kube-controller-manager from the API server's own version
+//   running only its garbage collector, for foreground/background deletion as on a real cluster.
 
 /** The binaries scripts/capi-toolchain builds. */
 export interface CapiBinaries {
@@ -128,8 +131,10 @@ export interface CapiInTheLoop {
   crds: { installed: number; converted: string[] };
   /** Timings in ms of each start-up phase. */
   timings: Record<string, number>;
-  /** Where the managers' logs are. */
+  /** Where the managers' logs are (and the kubeconfig they use). */
   logDir: string;
+  /** The garbage collector, when started (`garbageCollector` option). */
+  garbageCollector?: { version: string; log: string };
   /** The object's REST path (discovery-backed). */
   objectPath(object: Pick<KubeObject, "apiVersion" | "kind" | "metadata">): Promise<string>;
   /** The collection path of a kind in a namespace (or cluster-wide). */
@@ -146,6 +151,11 @@ export interface CapiInTheLoop {
 
 export interface StartOptions {
   buildTimeoutMs: number;
+  /**
+   * Also run kube-controller-manager with only its garbage collector (built on first use): without
+   * it, ownerReferences cascade nothing and foreground deletion never completes.
+   */
+  garbageCollector?: boolean;
   /** Called with progress lines. */
   progress?: (line: string) => void;
 }
@@ -217,27 +227,32 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
   lap("kubeApiServerToolchain");
   const capi = await capiBinaries(options.buildTimeoutMs);
   lap("capiToolchain");
+  const kcm = options.garbageCollector ? await kubeControllerManagerBinary(options.buildTimeoutMs) : undefined;
+  if (kcm) lap("kubeControllerManagerToolchain");
 
   const prefix = `capi-loop-${randomBytes(4).toString("hex")}`;
   const api = await startKubeApiServer(kube, 90_000, prefix);
   const work = mkdtempSync(path.join(tmpdir(), "capi-loop-work-"));
   const managers: RunningManager[] = [];
+  let garbageCollector: ChildProcess | undefined;
+  const gcLog = path.join(work, "kube-controller-manager.log");
   let extension: RecordingExtension | undefined;
   const stopAll = async (keepLogs: boolean): Promise<string | undefined> => {
-    for (const manager of managers) {
-      manager.child.kill("SIGTERM");
+    const children = [...managers.map((manager) => manager.child), ...(garbageCollector ? [garbageCollector] : [])];
+    for (const child of children) {
+      child.kill("SIGTERM");
     }
-    for (const manager of managers) {
-      if (manager.child.exitCode === null && manager.child.signalCode === null) {
-        const killer = setTimeout(() => manager.child.kill("SIGKILL"), 5000);
+    for (const child of children) {
+      if (child.exitCode === null && child.signalCode === null) {
+        const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
         await new Promise<void>((resolve) => {
-          manager.child.once("exit", () => {
+          child.once("exit", () => {
             resolve();
           });
         });
         clearTimeout(killer);
       }
-      live.delete(manager.child);
+      live.delete(child);
     }
     await extension?.stop();
     await api.stop();
@@ -375,6 +390,31 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
     say(`${crds.length} CRDs installed (${converted.length} with conversion webhooks)`);
     lap("crds");
 
+    // The garbage collector, started after the CRDs so that its first discovery sees them (it
+    // rediscovers every 30 s: k8s.io/kubernetes@v1.35.4 cmd/kube-controller-manager/app/core.go,
+    // garbageCollectorController). Only that controller runs (its name in
+    // cmd/kube-controller-manager/names/controller_names.go; `garbagecollector` is its alias), with
+    // the managers' kubeconfig; --secure-port=0 serves nothing at all (no port, loopback or not).
+    if (kcm) {
+      const fd = openSync(gcLog, "a");
+      garbageCollector = spawn(
+        "timeout",
+        [
+          "--kill-after=10",
+          String(maxLifetimeSeconds),
+          kcm.path,
+          `--kubeconfig=${kubeconfig}`,
+          "--controllers=garbage-collector-controller",
+          "--leader-elect=false",
+          "--secure-port=0",
+          "--v=2",
+        ],
+        { cwd: work, stdio: ["ignore", fd, fd] },
+      );
+      closeSync(fd);
+      live.add(garbageCollector);
+    }
+
     // The managers.
     for (const spec of managerSpecs) {
       const port = ports.get(spec.name)!;
@@ -399,7 +439,8 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
       live.add(child);
       managers.push({ spec, child, webhookPort: port.webhook, healthPort: port.health, log });
     }
-    const logs = () => managers.map((m) => `--- ${m.spec.name} log (tail) ---\n${tail(m.log)}`).join("\n");
+    const logs = () =>
+      [...managers.map((m) => `--- ${m.spec.name} log (tail) ---\n${tail(m.log)}`), ...(garbageCollector ? [`--- kube-controller-manager log (tail) ---\n${tail(gcLog)}`] : [])].join("\n");
     const readyDeadline = Date.now() + 180_000;
     for (const manager of managers) {
       for (;;) {
@@ -460,6 +501,33 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
     say("extension discovered");
     lap("extensionDiscovered");
 
+    // The garbage collector works once its graph has synced: a ConfigMap owned by a deleted ConfigMap goes.
+    if (garbageCollector) {
+      const configMaps = "/api/v1/namespaces/capi-system/configmaps";
+      const owner = must(await api.request("POST", configMaps, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "gc-probe-owner" } }), "ConfigMap gc-probe-owner");
+      const ownerUid = (owner.json.metadata as { uid: string }).uid;
+      must(
+        await api.request("POST", configMaps, {
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name: "gc-probe-dependent", ownerReferences: [{ apiVersion: "v1", kind: "ConfigMap", name: "gc-probe-owner", uid: ownerUid }] },
+        }),
+        "ConfigMap gc-probe-dependent",
+      );
+      must(await api.request("DELETE", `${configMaps}/gc-probe-owner`, { apiVersion: "v1", kind: "DeleteOptions", propagationPolicy: "Background" }), "DELETE gc-probe-owner");
+      const gcDeadline = Date.now() + 180_000;
+      for (;;) {
+        if (garbageCollector.exitCode !== null || garbageCollector.signalCode !== null) {
+          throw new Error(`kube-controller-manager exited (${garbageCollector.exitCode ?? garbageCollector.signalCode})\n${logs()}`);
+        }
+        if ((await api.request("GET", `${configMaps}/gc-probe-dependent`)).status === 404) break;
+        if (Date.now() > gcDeadline) throw new Error(`the garbage collector did not delete a dependent of a deleted owner within 180 s\n${logs()}`);
+        await sleep(250);
+      }
+      say("garbage collector synced");
+      lap("garbageCollectorSynced");
+    }
+
     const apply = async (object: KubeObject, applyOptions: { dryRun?: boolean; manager?: string; force?: boolean } = {}) => {
       const query = new URLSearchParams({ fieldManager: applyOptions.manager ?? "pulumi-kubernetes", fieldValidation: "Strict", force: String(applyOptions.force ?? true) });
       if (applyOptions.dryRun) query.set("dryRun", "All");
@@ -483,6 +551,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
       crds: { installed: crds.length, converted },
       timings,
       logDir: work,
+      ...(kcm ? { garbageCollector: { version: kcm.version, log: gcLog } } : {}),
       objectPath,
       collectionPath,
       apply,
@@ -513,4 +582,49 @@ export async function eventually<T>(what: string, timeoutMs: number, check: () =
 export function conditionOf(object: KubeObject | undefined, type: string): { type: string; status: string; reason?: string; message?: string } | undefined {
   const conditions = ((object?.status as { conditions?: { type: string; status: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []);
   return conditions.find((condition) => condition.type === type);
+}
+
+// The program's objects as the tests apply them (server-side apply, in the program's dependency order).
+
+/** Helm releases are upstream charts (no chart controller runs here). */
+export const outOfScope = new Set(["kubernetes:helm.sh/v3:Release"]);
+
+/** A `…Patch` resource (server-side apply of a few fields under its own field manager). */
+export const isPatch = (registration: Registration) => /^kubernetes:[^:]+:\w+Patch$/.test(registration.type);
+
+/**
+ * A read (`<Resource>.get(name, id)`: an object something else created, e.g. CAPI's kubeconfig
+ * Secret) is not declared by the program: its inputs are empty, so there is nothing to apply.
+ */
+export const isRead = (registration: Registration) => (registration as { readId?: string }).readId !== undefined || !("apiVersion" in registration.inputs);
+
+/** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
+export function objectOf(registration: Registration): KubeObject {
+  const object = structuredClone(registration.inputs) as unknown as KubeObject;
+  if (!object.metadata.name) {
+    const suffix = createHash("sha256").update(registration.urn).digest("hex").slice(0, 8);
+    object.metadata = { ...object.metadata, name: `${registration.name}-${suffix}` };
+  }
+  return object;
+}
+
+/** Kubernetes registrations in dependency order (each after everything it waits for; ties keep program order). */
+export function dependencyOrder(registrations: Registration[]): Registration[] {
+  const kubernetes = registrations.filter((r) => r.type.startsWith("kubernetes:") && !outOfScope.has(r.type) && !isRead(r));
+  const byUrn = new Map(registrations.map((r) => [r.urn, r]));
+  const ordered: Registration[] = [];
+  const done = new Set<string>();
+  const visit = (registration: Registration, visiting: Set<string>) => {
+    if (done.has(registration.urn) || visiting.has(registration.urn)) return;
+    visiting.add(registration.urn);
+    for (const urn of registration.dependencies) {
+      const dependency = byUrn.get(urn);
+      if (dependency) visit(dependency, visiting);
+    }
+    visiting.delete(registration.urn);
+    done.add(registration.urn);
+    if (kubernetes.includes(registration)) ordered.push(registration);
+  };
+  for (const registration of kubernetes) visit(registration, new Set());
+  return ordered;
 }

@@ -71,6 +71,15 @@ describe("scripts/kube-apiserver-toolchain", () => {
     expect(readdirSync(env.CAPI_FLEET_CACHE, { recursive: true, encoding: "utf8" }).filter((file) => file.includes(".done"))).toEqual([]);
   });
 
+  it.runIf(goDir)("controller-manager (kube-controller-manager, built on request) fails the same way without the proxy", () => {
+    const env = offline();
+    const { code, output, ms } = run(["controller-manager"], env);
+    expect(code).toBe(1);
+    expect(output).toMatch(/could not download k8s\.io\/kubernetes@v\d+\.\d+\.\d+ from the Go module proxy/);
+    expect(output).not.toContain("KUBE_CONTROLLER_MANAGER=");
+    expect(ms).toBeLessThan(30_000);
+  });
+
   it.runIf(goDir)("fails fast on a module the proxy does not serve, with go's reason", () => {
     const { code, output } = run(["module", "sigs.k8s.io/cluster-api@v1.12.10"], offline());
     expect(code).toBe(1);

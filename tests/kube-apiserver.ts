@@ -85,6 +85,20 @@ export async function kubeApiServerBinaries(timeoutMs: number): Promise<KubeApiS
   };
 }
 
+/** kube-controller-manager from the same wrapper and version (built on first use), as `controller-manager` prints it. */
+export async function kubeControllerManagerBinary(timeoutMs: number): Promise<{ path: string; version: string }> {
+  const vars = Object.fromEntries(
+    (await runToolchain(["controller-manager"], timeoutMs, true))
+      .split("\n")
+      .filter((line) => line.includes("="))
+      .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
+  );
+  const binary = vars.KUBE_CONTROLLER_MANAGER;
+  const version = vars.KUBE_CONTROLLER_MANAGER_VERSION;
+  if (!binary || !version) throw new Error("scripts/kube-apiserver-toolchain controller-manager printed no KUBE_CONTROLLER_MANAGER or no KUBE_CONTROLLER_MANAGER_VERSION");
+  return { path: binary, version };
+}
+
 /** A loopback port that was free a moment ago (the servers bind it right after). */
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -185,13 +199,19 @@ export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyT
   const url = `https://127.0.0.1:${securePort}`;
   const request = async (method: string, apiPath: string, body?: unknown, contentType = "application/json"): Promise<KubeResponse> => {
     const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` };
-    if (body !== undefined) headers["Content-Type"] = contentType;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    if (payload !== undefined) {
+      headers["Content-Type"] = contentType;
+      // Node sends no body for a DELETE unless its length is given (no chunked encoding by default
+      // for DELETE), and the DeleteOptions of a DELETE travel in its body.
+      headers["Content-Length"] = String(Buffer.byteLength(payload));
+    }
     // The scripts' client (hard timeout on every request); an ES module, so imported dynamically.
     const { httpRequest } = await import("../scripts/lib/kube-client.mjs");
     const response = await httpRequest(new URL(`${url}${apiPath}`), {
       method,
       headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
+      body: payload,
       timeoutMs: 30_000,
       tls: { ca: tls.caPem },
     });
