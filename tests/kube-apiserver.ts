@@ -30,6 +30,8 @@ export interface KubeResponse {
 /** A running API server. */
 export interface KubeApiServer {
   url: string;
+  /** What the scripts' client (scripts/lib/kube-client.mjs) needs to reach it as an admin. */
+  target: { server: string; cluster: string; ca: string; token: string; insecure: false };
   binaries: KubeApiServerBinaries;
   request(method: string, apiPath: string, body?: unknown, contentType?: string): Promise<KubeResponse>;
   stop(): Promise<void>;
@@ -200,12 +202,7 @@ export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyT
   const request = async (method: string, apiPath: string, body?: unknown, contentType = "application/json"): Promise<KubeResponse> => {
     const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` };
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    if (payload !== undefined) {
-      headers["Content-Type"] = contentType;
-      // Node sends no body for a DELETE unless its length is given (no chunked encoding by default
-      // for DELETE), and the DeleteOptions of a DELETE travel in its body.
-      headers["Content-Length"] = String(Buffer.byteLength(payload));
-    }
+    if (payload !== undefined) headers["Content-Type"] = contentType;
     // The scripts' client (hard timeout on every request); an ES module, so imported dynamically.
     const { httpRequest } = await import("../scripts/lib/kube-client.mjs");
     const response = await httpRequest(new URL(`${url}${apiPath}`), {
@@ -274,7 +271,7 @@ export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyT
     }
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  return { url, binaries, request, stop };
+  return { url, binaries, request, stop, target: { server: url, cluster: "test", ca: tls.caPem, token, insecure: false } };
 }
 
 /**

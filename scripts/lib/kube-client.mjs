@@ -170,9 +170,15 @@ export function httpRequest(url, options) {
         reject(error instanceof NetworkError ? error : new NetworkError(describeNetworkError(error)));
       });
     };
+    /** @type {Record<string, string>} */
+    const headers = { ...options.headers };
+    // Node frames no body for a DELETE unless its length is given (no chunked encoding by default
+    // for DELETE), so the API server would never see a DELETE's DeleteOptions (preconditions,
+    // propagationPolicy).
+    if (options.body !== undefined) headers["Content-Length"] = String(Buffer.byteLength(options.body));
     const request = transport.request(
       url,
-      { ...options.tls, method: options.method ?? "GET", headers: options.headers ?? {}, agent: false },
+      { ...options.tls, method: options.method ?? "GET", headers, agent: false },
       (response) => {
         /** @type {Buffer[]} */
         const chunks = [];
