@@ -1,6 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { conditionOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
+import { loopTest } from "./capi-loop-test";
 import { runStack } from "./fleet-run";
 import { deletePropagationPolicy } from "./pulumi-kubernetes-delete";
 import { sourceOfGroup } from "./upstream-crds";
@@ -207,19 +208,9 @@ describe(`Cluster API ${catalog.clusterApi.version} with the garbage collector: 
     tenants = [];
   }, 60_000);
 
+  const test = loopTest({ skipReason: () => skipReason, fail: () => (failed = true), logs: () => L().logs() });
   const track = (name: string, body: () => Promise<void>): void => {
-    it(name, async (context) => {
-      if (skipReason) {
-        context.skip(skipReason);
-        return;
-      }
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        throw new Error(`${error instanceof Error ? error.message : String(error)}\n${L().logs()}`);
-      }
-    }, 3 * reconcileTimeoutMs);
+    test(name, body, 3 * reconcileTimeoutMs);
   };
 
   track("Background (the program's annotation): nothing is deleted while BeforeClusterDelete holds, then MachineDeployments, the KubeadmControlPlane once they are gone, the HetznerCluster once it is gone", async () => {

@@ -4,6 +4,7 @@ import { carenExtensionNames } from "../infra/model/caren-extensions";
 import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
 import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
 import { dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
+import { loopTest } from "./capi-loop-test";
 import { runStack } from "./fleet-run";
 import { lostLeaves } from "./kube-apiserver";
 import type { RecordedRequest } from "./recording-extension";
@@ -208,19 +209,9 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     if (report.length > 0) console.log(`capi in the loop:\n  ${report.join("\n  ")}`);
   }, 60_000);
 
+  const test = loopTest({ skipReason: () => topologyUnverified, fail: () => (failed = true), logs: () => L().logs() });
   const track = (name: string, body: () => Promise<void>, timeout = reconcileTimeoutMs + 60_000): void => {
-    it(name, async (context) => {
-      if (topologyUnverified) {
-        context.skip(topologyUnverified);
-        return;
-      }
-      try {
-        await body();
-      } catch (error) {
-        failed = true;
-        throw new Error(`${error instanceof Error ? error.message : String(error)}\n${L().logs()}`);
-      }
-    }, timeout);
+    test(name, body, timeout);
   };
 
   track("the ClusterClass reaches VariablesReady=True with every declared variable in status (negative control: a patch whose DiscoverVariables handler does not exist)", async () => {

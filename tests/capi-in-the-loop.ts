@@ -1,12 +1,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
-import { kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
+import { freePort, kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import { startRecordingExtension, type RecordingExtension } from "./recording-extension";
 import { localServerCertificate } from "./script-harness";
@@ -158,21 +157,6 @@ export interface StartOptions {
   garbageCollector?: boolean;
   /** Called with progress lines. */
   progress?: (line: string) => void;
-}
-
-/** A loopback port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === "object" && address) resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

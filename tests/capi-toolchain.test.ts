@@ -1,37 +1,15 @@
-import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdtempSync, readdirSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
-import { repoRoot } from "./stack-files";
+import { goDir, runToolchainScript, scratchDir } from "./script-harness";
 
 // scripts/capi-toolchain without building anything: its version comes from the catalog (no second
 // literal), a bad version or a missing Go fails at once with a clear message, and an unreachable
 // proxy fails fast without leaving a half-built cache that looks finished.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "capi-toolchain-test-"));
-afterAll(() => {
-  // Module caches are read-only by design; make them removable first.
-  spawnSync("chmod", ["-R", "u+w", scratch]);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-const goDir = (() => {
-  const found = spawnSync("bash", ["-c", "command -v go"], { encoding: "utf8" }).stdout.trim();
-  return found ? path.dirname(found) : "";
-})();
-
-function run(args: string[], env: Record<string, string> = {}, withGo = true) {
-  const started = Date.now();
-  const result = spawnSync("bash", [path.join(repoRoot, "scripts", "capi-toolchain"), ...args], {
-    cwd: repoRoot,
-    encoding: "utf8",
-    env: { HOME: process.env.HOME ?? "/root", PATH: [...(withGo && goDir ? [goDir] : []), "/usr/bin", "/bin"].join(":"), ...env },
-    timeout: 60_000,
-  });
-  return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
-}
+const scratch = scratchDir("capi-toolchain-test");
+const run = (args: string[], env: Record<string, string> = {}, withGo = true) => runToolchainScript("capi-toolchain", args, env, withGo);
 
 describe("scripts/capi-toolchain", () => {
   it("takes its version from the catalog, and the cache key from the version and the pins", () => {

@@ -1,42 +1,18 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applyJsonPatch, patchDefinitions, undeclaredSegment, type Schema } from "./cluster-class-patches";
 import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
-import { repoRoot } from "./stack-files";
+import { goDir, runToolchainScript, scratchDir } from "./script-harness";
 import { crdsIn, isRefusal } from "./upstream-crds";
 
 // The pieces of the manifest conformance test that can fail without a built API server: the
 // toolchain script's errors (clear and fast, never a hang) and the helpers' checks.
 
-const scratch = mkdtempSync(path.join(tmpdir(), "kube-apiserver-test-"));
-afterAll(() => {
-  // Module caches are read-only by design; make them removable first.
-  spawnSync("chmod", ["-R", "u+w", scratch]);
-  rmSync(scratch, { recursive: true, force: true });
-});
-
-const goDir = (() => {
-  const found = spawnSync("bash", ["-c", "command -v go"], { encoding: "utf8" }).stdout.trim();
-  return found ? path.dirname(found) : "";
-})();
-
-function run(args: string[], env: Record<string, string>, withGo = true) {
-  const started = Date.now();
-  const result = spawnSync("bash", [path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ...args], {
-    cwd: repoRoot,
-    encoding: "utf8",
-    env: {
-      HOME: process.env.HOME ?? "/root",
-      PATH: [...(withGo && goDir ? [goDir] : []), "/usr/bin", "/bin"].join(":"),
-      ...env,
-    },
-    timeout: 60_000,
-  });
-  return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
-}
+const scratch = scratchDir("kube-apiserver-test");
+const run = (args: string[], env: Record<string, string> = {}, withGo = true) => runToolchainScript("kube-apiserver-toolchain", args, env, withGo);
 
 /** A Go environment that can reach nothing and has nothing cached. */
 const offline = () => ({

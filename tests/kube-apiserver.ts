@@ -102,7 +102,7 @@ export async function kubeControllerManagerBinary(timeoutMs: number): Promise<{ 
 }
 
 /** A loopback port that was free a moment ago (the servers bind it right after). */
-function freePort(): Promise<number> {
+export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.on("error", reject);

@@ -1,7 +1,9 @@
-import { execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { afterAll } from "vitest";
+import { repoRoot } from "./stack-files";
 
 // Shared by the tests that run repo scripts as processes against local TLS servers.
 
@@ -40,4 +42,38 @@ export function runNodeScript(script: string, env: Record<string, string>, timeo
       resolve({ code, ...run, elapsedMs: Date.now() - started });
     });
   });
+}
+
+/** The directory of the `go` on PATH ("" without Go): toolchain-script tests put only it on PATH. */
+export const goDir = (() => {
+  const found = spawnSync("bash", ["-c", "command -v go"], { encoding: "utf8" }).stdout.trim();
+  return found ? path.dirname(found) : "";
+})();
+
+/**
+ * A temp dir removed after the file's tests; Go's module caches in it are read-only by design,
+ * so they are made removable first.
+ */
+export function scratchDir(prefix: string): string {
+  const dir = mkdtempSync(path.join(tmpdir(), `${prefix}-`));
+  afterAll(() => {
+    spawnSync("chmod", ["-R", "u+w", dir]);
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return dir;
+}
+
+/**
+ * Runs a Go toolchain script of the repository (`scripts/<script>`) with only HOME, the system
+ * bins and (unless `withGo` is false) Go on PATH, plus `env`: a test decides what it can reach.
+ */
+export function runToolchainScript(script: string, args: string[], env: Record<string, string> = {}, withGo = true): { code: number | null; output: string; ms: number } {
+  const started = Date.now();
+  const result = spawnSync("bash", [path.join(repoRoot, "scripts", script), ...args], {
+    cwd: repoRoot,
+    encoding: "utf8",
+    env: { HOME: process.env.HOME ?? "/root", PATH: [...(withGo && goDir ? [goDir] : []), "/usr/bin", "/bin"].join(":"), ...env },
+    timeout: 60_000,
+  });
+  return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
 }
