@@ -24,6 +24,8 @@ const buildTimeoutMs = 90 * 60_000;
 const reconcileTimeoutMs = 120_000;
 /** How long the BeforeClusterDelete hook is held after its first call. */
 const holdMs = 6000;
+/** The longest the hook waits, under Foreground, for the garbage collector: two of its discovery syncs. */
+const gcHoldMs = 65_000;
 const pollMs = 100;
 
 let loop: CapiInTheLoop | undefined;
@@ -144,7 +146,12 @@ async function deleteAndWatch(base: KubeObject, suffix: string, policy: ReturnTy
       const first = L().extension.requests.find(isOurs);
       if (first) firstHookMs = first.at - t0;
     }
-    if (!released && firstHookMs !== undefined && now >= firstHookMs + holdMs) {
+    // Under Foreground the hook is held until the garbage collector has acted (bounded): it sees
+    // CRD kinds only after its discovery sync, every 30 s (k8s.io/kubernetes@v1.35.4:
+    // cmd/kube-controller-manager/app/core.go, garbageCollectorController.Run), so a fixed hold
+    // could end before it looked, on a loaded machine.
+    const holdFor = policy === "Foreground" && !seen.every((s) => s.markedMs !== undefined) ? gcHoldMs : holdMs;
+    if (!released && firstHookMs !== undefined && now >= firstHookMs + holdFor) {
       released = true;
       releasedMs = now;
     }
