@@ -1,8 +1,14 @@
+import { existsSync, readFileSync } from "node:fs";
+import path from "node:path";
+import Ajv2020 from "ajv/dist/2020";
+import type * as pulumi from "@pulumi/pulumi";
+import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/fleet-run";
+import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../tests/hcloud-ccm-config";
 import { chartEnvironment, loadBalancerPlacement } from "../tests/hcloud-ccm-load-balancer";
 import { valueOf, type Registration } from "../tests/pulumi-mocks";
-import { fakeHcloudToken } from "../tests/stack-files";
+import { fakeHcloudToken, repoRoot } from "../tests/stack-files";
 import type { FleetOutputs } from "./fleet";
 import { carenExtensionNames } from "./model/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/catalog";
@@ -17,9 +23,75 @@ const gitRepositoryType = "kubernetes:source.toolkit.fluxcd.io/v1:GitRepository"
 const kustomizationType = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization";
 
 type Spec = Record<string, unknown>;
+type Values = Record<string, unknown>;
 const specOf = (registration: Registration) => registration.inputs.spec as Spec;
 const annotationsOf = (registration: Registration) =>
   ((registration.inputs.metadata as { annotations?: Record<string, string> }).annotations ?? {});
+
+/** Registrations not on the management cluster's Kubernetes provider (only in-cluster ones). */
+function offManagementProvider(registrations: readonly Registration[]): string[] {
+  const kubernetesProvider = one(registrations, "pulumi:providers:kubernetes");
+  return registrations.filter((r) => r.type.startsWith("kubernetes:") && !r.provider.startsWith(`${kubernetesProvider.urn}::`)).map((r) => r.name);
+}
+
+/**
+ * CAREN's chart values and their schema at the catalog's release: an unmodified upstream copy kept
+ * next to the checkout (charts/cluster-api-runtime-extensions-nutanix/values.yaml and
+ * values.schema.json at nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0), or
+ * undefined on a clone without it.
+ */
+function carenChart(): { defaults: Values; schema: object } | undefined {
+  const dir = path.resolve(repoRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "chart");
+  if (!existsSync(path.join(dir, "values.yaml"))) return undefined;
+  return {
+    defaults: parse(readFileSync(path.join(dir, "values.yaml"), "utf8")) as Values,
+    schema: JSON.parse(readFileSync(path.join(dir, "values.schema.json"), "utf8")) as object,
+  };
+}
+
+/** Leaf paths of a values tree (dotted). */
+const leafPaths = (values: Values, prefix = ""): string[] =>
+  Object.entries(values).flatMap(([key, value]) =>
+    value && typeof value === "object" && !Array.isArray(value) ? leafPaths(value as Values, `${prefix}${key}.`) : [`${prefix}${key}`],
+  );
+const at = (values: unknown, dotted: string): unknown =>
+  dotted.split(".").reduce<unknown>((node, key) => (node && typeof node === "object" ? (node as Values)[key] : undefined), values);
+
+/** Helm's coalescing of release values over the chart's (maps merge, the release wins). */
+function coalesce(defaults: Values, overrides: Values): Values {
+  const merged: Values = { ...defaults };
+  for (const [key, value] of Object.entries(overrides)) {
+    const base = merged[key];
+    merged[key] =
+      value && typeof value === "object" && !Array.isArray(value) && base && typeof base === "object" && !Array.isArray(base)
+        ? coalesce(base as Values, value as Values)
+        : value;
+  }
+  return merged;
+}
+
+/**
+ * What a CAREN release's values change in the chart, as Helm sees them: the merged values must
+ * pass the chart's schema, and every value set must be one the chart defines (a misspelt key is a
+ * silent no-op: the schema allows unknown keys) and must differ from the chart's default.
+ */
+function carenValueProblems(values: Values, chart: { defaults: Values; schema: object }): string[] {
+  const validate = new Ajv2020({ strict: false, allErrors: true }).compile(chart.schema);
+  const merged = coalesce(chart.defaults, values);
+  const problems = validate(merged) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ""}`);
+  for (const leaf of leafPaths(values)) {
+    const fallback = at(chart.defaults, leaf);
+    if (fallback === undefined) problems.push(`${leaf}: not a value of the chart`);
+    else if (JSON.stringify(fallback) === JSON.stringify(at(values, leaf))) problems.push(`${leaf}: the chart's default already`);
+  }
+  return problems;
+}
+
+/** The program with one fault: each named resource's options or inputs changed by `change`. */
+const withFault =
+  (change: Record<string, (args: pulumi.ResourceTransformationArgs) => pulumi.ResourceTransformationResult>): pulumi.ResourceTransformation =>
+  (args) =>
+    change[args.name]?.(args);
 
 /** Every chart release the platform installs, by resource name, with its catalog pin. */
 const releases: { name: string; pin: HelmChartPin; namespace: string; hetznerOnly?: boolean }[] = [
@@ -103,9 +175,19 @@ describe.each([
     for (const registration of inCluster) {
       expect(registration.provider, registration.name).toMatch(managementProvider);
     }
-    // Negative control: a resource on the default provider (ambient kubeconfig) would fail.
-    expect("").not.toMatch(managementProvider);
-    expect("urn:pulumi:dev::capi-fleet::pulumi:providers:kubernetes::default_4_32_0::id").not.toMatch(managementProvider);
+    expect(offManagementProvider(registrations)).toEqual([]);
+  });
+
+  it("negative control: the program with CAPI's component off the provider and CAREN's release not waiting for CAPI fails those checks", async () => {
+    const { registrations: faulty } = await runStack(stack, undefined, withFault({
+      // As if createPlatform forgot `providers` for CAPI (its charts would use the ambient kubeconfig)
+      // and CAREN's release forgot its `dependsOn`.
+      "cluster-api": ({ props, opts }) => ({ props, opts: { ...opts, providers: undefined } }),
+      "caren-release": ({ props, opts }) => ({ props, opts: { ...opts, dependsOn: [] } }),
+    }));
+    expect(offManagementProvider(faulty)).toContain("cluster-api-cert-manager");
+    const faultyProvider = (kind: string) => one(faulty, providerType(kind));
+    expect(waitsFor(faulty, one(faulty, releaseType, "caren-release"), faultyProvider("ControlPlaneProvider"))).toBe(false);
   });
 
   it("declares each CAPI provider at its catalog version, awaited until Ready", () => {
@@ -135,9 +217,20 @@ describe.each([
     expect(waitsFor(registrations, provider("CoreProvider"), gates)).toBe(true);
   });
 
-  it("installs CAREN without default classes, mirror or name override, and waits for discovery", () => {
-    const values = release("caren-release").inputs.values as Record<string, unknown>;
-    expect(values).toEqual({ deployDefaultClusterClasses: false, helmRepository: { enabled: false } });
+  // A reading of the chart's values and schema (Helm validates against values.schema.json;
+  // ajv stands in for its validator), not an execution: the chart is not installed here.
+  it.skipIf(!carenChart())("installs CAREN with values its chart defines, each changing a default, and waits for discovery", () => {
+    const chart = carenChart()!;
+    const values = release("caren-release").inputs.values as Values;
+    expect(leafPaths(values).length).toBeGreaterThan(0);
+    expect(carenValueProblems(values, chart)).toEqual([]);
+    // Negative controls on the program's own values: a misspelt key, a default restated, a wrong type.
+    expect(carenValueProblems({ ...values, deployDefaultClusterClass: false }, chart)).toEqual(["deployDefaultClusterClass: not a value of the chart"]);
+    expect(carenValueProblems({ ...values, helmRepository: { enabled: true } }, chart)).toEqual(["helmRepository.enabled: the chart's default already"]);
+    expect(carenValueProblems({ ...values, deployDefaultClusterClasses: "false" }, chart)).toEqual(["/deployDefaultClusterClasses must be boolean"]);
+  });
+
+  it("waits for CAREN's ExtensionConfig to be discovered", () => {
     const patch = one(registrations, extensionConfigPatchType);
     expect(patch.inputs.metadata).toMatchObject({ name: catalog.caren.chart.chart });
     expect(annotationsOf(patch)["pulumi.com/waitFor"]).toBe("condition=Discovered");
@@ -155,20 +248,35 @@ describe.each([
     );
   });
 
-  it("gives the hcloud CCM its token and network as a secret, with hcloud routes off", () => {
+  // A reading of the controller's chart and config code (tests/hcloud-ccm-config.ts), not an execution.
+  it("starts the hcloud CCM with the stack's token and the servers' network from a secret, hcloud routes off", () => {
     const secret = one(registrations, "kubernetes:core/v1:Secret", "management-hcloud-ccm-token");
-    expect(secret.inputs.metadata).toEqual({ name: "hcloud", namespace: "kube-system" });
+    const ccm = release("management-hcloud-ccm-release");
     expect(secret.secretInputs).toContain("stringData");
-    expect(secret.inputs.stringData).toEqual({ token: fakeHcloudToken("hcloud:token"), network: expect.stringMatching(/^\d+$/) });
-    expect(release("management-hcloud-ccm-release").inputs.values).toEqual({
-      networking: { enabled: false },
-      env: {
-        HCLOUD_NETWORK: { valueFrom: { secretKeyRef: { name: "hcloud", key: "network" } } },
-        HCLOUD_NETWORK_ROUTES_ENABLED: { value: "false" },
-        HCLOUD_LOAD_BALANCERS_NETWORK_ZONE: expect.anything(),
-      },
+    expect(waitsFor(registrations, ccm, secret)).toBe(true);
+    const started = (values: Values) => {
+      // The pod reads Secrets of its own namespace: the release's.
+      const { name, namespace } = secret.inputs.metadata as { name: string; namespace: string };
+      const data = secret.inputs.stringData as Record<string, string>;
+      return resolvedEnvironment(renderedEnvironment(values), (ref, key) => (ref === name && namespace === ccm.inputs.namespace ? data[key] : undefined));
+    };
+    const values = ccm.inputs.values as Values & { env: Values };
+    const { env, errors } = started(values);
+    expect(errors).toEqual([]);
+    expect([...env.keys()].filter((name) => name !== "NODE_NAME" && !variablesTheControllerReads.has(name))).toEqual([]);
+    const subnet = one(registrations, "hcloud:index/networkSubnet:NetworkSubnet");
+    expect(controllerConfiguration(env)).toMatchObject({
+      token: fakeHcloudToken("hcloud:token"),
+      network: String(subnet.inputs.networkId),
+      routesEnabled: false,
+      loadBalancersEnabled: true,
     });
-    expect(waitsFor(registrations, release("management-hcloud-ccm-release"), secret)).toBe(true);
+    // Negative controls on the program's own values: routes left at the default, a misspelt variable.
+    const { HCLOUD_NETWORK_ROUTES_ENABLED: routes, ...withoutRoutes } = values.env;
+    expect(routes).toBeDefined();
+    expect(controllerConfiguration(started({ ...values, env: withoutRoutes }).env).routesEnabled).toBe(true);
+    const misspelt = started({ ...values, env: { ...withoutRoutes, HCLOUD_NETWORK_ROUTE_ENABLED: routes } }).env;
+    expect([...misspelt.keys()].filter((name) => name !== "NODE_NAME" && !variablesTheControllerReads.has(name))).toEqual(["HCLOUD_NETWORK_ROUTE_ENABLED"]);
   });
 
   it("lets the hcloud CCM create load balancers for LoadBalancer Services, in the zone of the servers' subnet", () => {

@@ -17,21 +17,39 @@ export async function settle(registrations: Registration[]): Promise<void> {
   }
 }
 
-/** Runs the program for a committed stack file under mocks and records what it registers. */
+/**
+ * Runs the program for a committed stack file under mocks and records what it registers.
+ * `fault` (a stack transformation) breaks what the program registers, for negative controls:
+ * the program then runs inside a Stack resource, as under the engine.
+ */
 export async function runStack(
   stack: string,
   configOverride?: (values: Record<string, string>, secretKeys: string[]) => void,
+  fault?: pulumi.ResourceTransformation,
 ): Promise<{ registrations: Registration[]; outputs: FleetOutputs }> {
   const registrations = await installRecordingMocks("capi-fleet", stack);
   const { values, secretKeys } = readStackConfig(stack);
   configOverride?.(values, secretKeys);
   pulumi.runtime.setAllConfig(values, secretKeys);
   const config = loadFleetConfig();
-  // As on a new stack: nothing deployed yet.
-  const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()));
-  await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
+  const run = async () => {
+    // As on a new stack: nothing deployed yet.
+    const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()));
+    await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
+    return outputs;
+  };
+  let outputs: FleetOutputs | undefined;
+  if (fault) {
+    await pulumi.runtime.runInPulumiStack(async () => {
+      pulumi.runtime.registerStackTransformation(fault);
+      outputs = await run();
+      return {};
+    });
+  } else {
+    outputs = await run();
+  }
   await settle(registrations);
-  return { registrations, outputs };
+  return { registrations, outputs: outputs! };
 }
 
 /** A token-auth kubeconfig for `existing` mode runs (the mocks never connect). */
