@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { catalog } from "../infra/model/catalog";
 import { catalogSummaryMarkdown } from "../infra/model/pinned-set";
 import { repoRoot } from "./stack-files";
 
@@ -20,9 +21,19 @@ describe("the README's version table", () => {
     expect(readmeCatalogTable(readme)).toBe(catalogSummaryMarkdown());
   });
 
-  it("would notice a stale version (negative control)", () => {
-    const stale = `${begin}\n${catalogSummaryMarkdown().replace(/`v\d+\.\d+\.\d+`/, "`v0.0.1`")}\n${end}`;
-    expect(readmeCatalogTable(stale)).not.toBe(catalogSummaryMarkdown());
-    expect(readmeCatalogTable("no markers")).toBeUndefined();
+  it("negative control: a catalog bump without regenerating the README fails that check", () => {
+    const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+    // The real catalog, changed in place as a version bump would change it.
+    const caph = catalog.caph as { version: string };
+    const pinned = caph.version;
+    caph.version = "v9.9.9";
+    try {
+      expect(readmeCatalogTable(readme)).not.toBe(catalogSummaryMarkdown());
+    } finally {
+      caph.version = pinned;
+    }
+    expect(readmeCatalogTable(readme)).toBe(catalogSummaryMarkdown());
+    // The README without its markers.
+    expect(readmeCatalogTable(readme.replace(begin, ""))).toBeUndefined();
   });
 });

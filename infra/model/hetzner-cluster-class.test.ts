@@ -12,6 +12,7 @@ import {
   clusterClassNamespace,
   hetznerClusterClassManifests,
   hetznerClusterClassTemplates,
+  preKubeadmCommandsSeed,
   workerClassName,
 } from "./hetzner-cluster-class";
 import { installKubernetesScript } from "./node-bootstrap";
@@ -31,8 +32,23 @@ const spec = clusterClass.spec as {
 
 /** Every Kubernetes version the catalog knows, in the forms a kubelet install could use. */
 function kubernetesVersionLiterals(text: string): string[] {
-  const versions = [...catalog.tenantKubernetesVersions, catalog.k3s.version.split("+")[0]!];
+  const versions = [...new Set([...catalog.tenantKubernetesVersions, catalog.k3s.version.split("+")[0]!])];
   return versions.flatMap((version) => [version, version.slice(1)]).filter((version) => text.includes(version));
+}
+
+/**
+ * What is wrong with where a class's nodes get their Kubernetes version: each role's install must
+ * read its own builtin version (they differ during a chained upgrade), and no version may be
+ * written anywhere but spec.kubernetesVersions, which lists them on purpose.
+ */
+function installVersionProblems(classManifest: Manifest, classTemplates: Record<string, Manifest>): string[] {
+  const { kubernetesVersions: _listed, ...rest } = classManifest.spec as { kubernetesVersions: string[]; patches: { name: string }[] };
+  const install = JSON.stringify(rest.patches.find((patch) => patch.name === "kubernetes-install"));
+  return [
+    ...["{{ .builtin.controlPlane.version }}", "{{ .builtin.machineDeployment.version }}"].filter((read) => !install.includes(read)).map((read) => `does not read ${read}`),
+    ...(install.includes("builtin.cluster.topology.version") ? ["reads the Cluster's target version"] : []),
+    ...kubernetesVersionLiterals(JSON.stringify({ rest, classTemplates })).map((literal) => `hard-codes ${literal}`),
+  ];
 }
 
 describe("the Hetzner ClusterClass", () => {
@@ -76,24 +92,18 @@ describe("the Hetzner ClusterClass", () => {
     expect(validateKubernetesVersionsList(spec.kubernetesVersions)).toBeUndefined();
   });
 
-  it("calls CAREN's suffixed, generation-numbered patch handlers and no variable discovery (inline schema)", () => {
+  it("calls CAREN's suffixed, generation-numbered patch handlers, each with CAREN's Docker clusterConfig discovery", () => {
     const external = spec.patches.filter((patch) => "external" in patch).map((patch) => patch.external);
+    const discovery = "dockerclusterconfigvars-dv.cluster-api-runtime-extensions-nutanix";
     expect(external).toEqual([
-      { generatePatchesExtension: `genericclusterv${caren.patchGeneration}configpatch-gp.cluster-api-runtime-extensions-nutanix` },
-      { generatePatchesExtension: `genericworkerv${caren.patchGeneration}configpatch-gp.cluster-api-runtime-extensions-nutanix` },
+      { generatePatchesExtension: `genericclusterv${caren.patchGeneration}configpatch-gp.cluster-api-runtime-extensions-nutanix`, discoverVariablesExtension: discovery },
+      { generatePatchesExtension: `genericworkerv${caren.patchGeneration}configpatch-gp.cluster-api-runtime-extensions-nutanix`, discoverVariablesExtension: discovery },
     ]);
     expect(spec.patches.at(-1)).toMatchObject({ name: "caren-workers" });
   });
 
-  it("lets tenants request Cilium through clusterConfig.addons.cni with a required strategy", () => {
-    const clusterConfig = spec.variables.find((variable) => variable.name === classVariables.clusterConfig)!;
-    expect(clusterConfig.required).toBe(true);
-    const cni = (clusterConfig.schema.openAPIV3Schema as { properties: { addons: { properties: { cni: Record<string, unknown> } } } }).properties.addons
-      .properties.cni;
-    expect(cni).toMatchObject({
-      required: ["provider", "strategy"],
-      properties: { provider: { enum: ["Cilium"] }, strategy: { enum: ["HelmAddon", "ClusterResourceSet"] } },
-    });
+  it("does not declare clusterConfig itself: CAPI refuses an inline schema next to a discovered one", () => {
+    expect(spec.variables.map((variable) => variable.name)).not.toContain(classVariables.clusterConfig);
   });
 
   it("declares every variable a patch reads", () => {
@@ -116,27 +126,42 @@ describe("the Hetzner ClusterClass", () => {
 
 describe("the kubelet install", () => {
   it("takes each node's version from the builtin variables, never from a literal", () => {
-    const install = spec.patches.find((patch) => patch.name === "kubernetes-install")!;
-    const text = JSON.stringify(install);
-    expect(text).toContain("{{ .builtin.controlPlane.version }}");
-    expect(text).toContain("{{ .builtin.machineDeployment.version }}");
-    expect(text).not.toContain("builtin.cluster.topology.version");
-    // Everything but spec.kubernetesVersions, which lists the versions on purpose.
-    const { kubernetesVersions: _listed, ...rest } = spec;
-    expect(kubernetesVersionLiterals(JSON.stringify({ rest, templates }))).toEqual([]);
+    expect(installVersionProblems(clusterClass, templates)).toEqual([]);
   });
 
-  it("would notice a hard-coded version (negative control)", () => {
-    const pinned = JSON.stringify(templates).replace("install-kubernetes.sh", `install-kubernetes.sh ${catalog.tenantKubernetesVersions[1]}`);
-    expect(kubernetesVersionLiterals(pinned)).toContain(catalog.tenantKubernetesVersions[1]);
+  it("negative control: the program's class with the mistakes CAPH's shipped class makes fails that check", () => {
+    // The class as built, with the control plane's install pinned to a version (CAPH's class
+    // hard-codes one) and the workers' reading the Cluster's target version.
+    const pinned = catalog.tenantKubernetesVersions[1];
+    const broken = JSON.parse(
+      JSON.stringify(clusterClass)
+        .replaceAll("{{ .builtin.controlPlane.version }}", pinned)
+        .replaceAll("{{ .builtin.machineDeployment.version }}", "{{ .builtin.cluster.topology.version }}"),
+    ) as Manifest;
+    expect(installVersionProblems(broken, templates)).toEqual([
+      "does not read {{ .builtin.controlPlane.version }}",
+      "does not read {{ .builtin.machineDeployment.version }}",
+      "reads the Cluster's target version",
+      `hard-codes ${pinned}`,
+      `hard-codes ${pinned.slice(1)}`,
+    ]);
   });
 
-  it("sets whole preKubeadmCommands lists: v1beta2 refuses empty lists and CAPI's inline patches cannot append to a missing one", () => {
+  it("inserts its commands at fixed indexes of a seeded preKubeadmCommands list, never setting the whole list (CAREN's appended commands stay)", () => {
     const text = JSON.stringify(templates);
     expect(text).not.toMatch(/"(files|preKubeadmCommands|postKubeadmCommands|mounts)":\[\]/);
-    const install = JSON.stringify(spec.patches.find((patch) => patch.name === "kubernetes-install"));
-    expect(install).toContain('"path":"/spec/template/spec/kubeadmConfigSpec/preKubeadmCommands"');
-    expect(install).toContain('"path":"/spec/template/spec/preKubeadmCommands"');
+    const seeded = [
+      (templates.controlPlane.spec as { template: { spec: { kubeadmConfigSpec: { preKubeadmCommands: string[] } } } }).template.spec.kubeadmConfigSpec.preKubeadmCommands,
+      (templates.workerBootstrap.spec as { template: { spec: { preKubeadmCommands: string[] } } }).template.spec.preKubeadmCommands,
+    ];
+    expect(seeded).toEqual([[preKubeadmCommandsSeed], [preKubeadmCommandsSeed]]);
+    const install = spec.patches.find((patch) => patch.name === "kubernetes-install") as { definitions: { jsonPatches: { op: string; path: string }[] }[] };
+    const paths = install.definitions.flatMap((definition) => definition.jsonPatches.map((jsonPatch) => `${jsonPatch.op} ${jsonPatch.path}`));
+    expect(paths).toEqual([
+      "add /spec/template/spec/kubeadmConfigSpec/preKubeadmCommands/0",
+      "add /spec/template/spec/kubeadmConfigSpec/preKubeadmCommands/1",
+      "add /spec/template/spec/preKubeadmCommands/0",
+    ]);
   });
 
   it("is a shell script that parses and refuses anything but vMAJOR.MINOR.PATCH before touching the node", () => {
