@@ -5,7 +5,7 @@ import pulumi from "@pulumi/eslint-plugin";
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", "**/*.js"] },
+  { ignores: ["node_modules/", "bin/", "coverage/", ".pulumi-home/", ".pulumi-state/", ".stryker-tmp/", "reports/", "**/*.js"] },
   js.configs.recommended,
   {
     // Programs the Pulumi engine runs in tests and the bench (CommonJS, as the Node language host loads them).

@@ -5,6 +5,12 @@ import { parse } from "yaml";
 /** Repository root, for reading committed files in tests. */
 export const repoRoot = path.resolve(__dirname, "..");
 
+/**
+ * The checkout the suite runs from. StrykerJS runs it from a sandbox copy inside the checkout
+ * (`.stryker-tmp/sandbox-*`, stryker.config.mjs); what sits next to the checkout is not next to that copy.
+ */
+export const checkoutRoot = repoRoot.replace(/[\\/]\.stryker-tmp[\\/]sandbox-[^\\/]+$/, "");
+
 /** A stack file's config as the Pulumi runtime would hand it to the program. */
 export interface RuntimeConfig {
   values: Record<string, string>;

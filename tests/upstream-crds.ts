@@ -3,7 +3,7 @@ import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { runToolchain } from "./kube-apiserver";
-import { repoRoot } from "./stack-files";
+import { checkoutRoot } from "./stack-files";
 
 // Where the CRDs of every kind the program declares come from: the upstream Go module at the
 // catalog's exact version, read from the Go module cache at test time (nothing upstream is
@@ -94,7 +94,7 @@ export const crdSources: readonly CrdSource[] = [
     knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
     // The same 11 files as the module's config/crd/bases, byte for byte (its README names the commit).
     fallback: {
-      dir: path.resolve(repoRoot, "..", "shared", "upstream", `caph-${catalog.caph.version}`, "crds"),
+      dir: path.resolve(checkoutRoot, "..", "shared", "upstream", `caph-${catalog.caph.version}`, "crds"),
       note: `upstream data copy of config/crd/bases at ${catalog.caph.version}`,
     },
     // syself/cluster-api-provider-hetzner@v1.1.8: config/crd/kustomization.yaml adds it to every CRD.

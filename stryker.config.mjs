@@ -1,0 +1,40 @@
+// StrykerJS (`npm run mutation`): mutation testing of the domain model and the policy pack
+// against the whole vitest suite. How to read and run it: docs/testing.md, "Mutation testing".
+/** @type {import("@stryker-mutator/api/core").PartialStrykerOptions} */
+const config = {
+  packageManager: "npm",
+  mutate: [
+    "infra/model/**/*.ts",
+    "policies/**/*.ts",
+    "!**/*.test.ts",
+    // The pack's test harness and fixtures are test code.
+    "!policies/testing/**",
+  ],
+  testRunner: "vitest",
+  // The repo's vitest config, shortest test file first; forks as there: Pulumi's runtime keeps per-process state.
+  vitest: { configFile: "vitest.mutation.config.mts", pool: "forks", related: true },
+  checkers: ["typescript"],
+  tsconfigFile: "tsconfig.json",
+  typescriptChecker: { prioritizePerformanceOverAccuracy: true },
+  // A mutant runs only the tests that executed it in the initial run.
+  coverageAnalysis: "perTest",
+  // Mutants reached only while a module loads or in beforeAll would need the whole suite
+  // re-run each; they are reported as Ignored, not counted.
+  ignoreStatic: true,
+  incremental: true,
+  // A local file (reports/ is ignored); CI seeds it from .ci/mutation-baseline.json (scripts/mutation-gate.mjs).
+  incrementalFile: "reports/stryker-incremental.json",
+  // The suite starts real API servers, controllers and the Pulumi engine: allow for a busy machine.
+  timeoutMS: 60_000,
+  dryRunTimeoutMinutes: 60,
+  concurrency: 2,
+  disableTypeChecks: "{infra,components,policies,tests,scripts}/**/*.{ts,mts}",
+  // Local state and build output are not needed in the sandbox.
+  ignorePatterns: ["bin", "coverage", ".pulumi-home", ".pulumi-state"],
+  reporters: ["clear-text", "html", "json", "progress"],
+  htmlReporter: { fileName: "reports/mutation/index.html" },
+  jsonReporter: { fileName: "reports/mutation/mutation.json" },
+  clearTextReporter: { allowColor: false, logTests: false, reportTests: false, reportScoreTable: true, reportMutants: false },
+  thresholds: { high: 85, low: 70, break: null },
+};
+export default config;
