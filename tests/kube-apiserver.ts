@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, generateKeyPairSync } from "node:crypto";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -141,9 +141,23 @@ const maxLifetimeSeconds = 3600;
  * (at most `readyTimeoutMs`) for /readyz. Authentication is a random static token in
  * system:masters; authorization is RBAC, as on a real cluster.
  */
-export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyTimeoutMs = 90_000, tempPrefix = "kube-apiserver"): Promise<KubeApiServer> {
+export async function startKubeApiServer(
+  binaries: KubeApiServerBinaries,
+  readyTimeoutMs = 90_000,
+  tempPrefix = "kube-apiserver",
+  /** Serve with a certificate from this CA and trust client certificates from that one (as k3s with the program's PKI). */
+  pki?: { serverCa: { certPem: string; keyPem: string }; clientCaCertPem: string },
+): Promise<KubeApiServer> {
   const tls = localServerCertificate(tempPrefix);
   const dir = tls.dir;
+  if (pki) {
+    writeFileSync(path.join(dir, "pki-server-ca.crt"), pki.serverCa.certPem);
+    writeFileSync(path.join(dir, "pki-server-ca.key"), pki.serverCa.keyPem);
+    writeFileSync(path.join(dir, "client-ca.crt"), pki.clientCaCertPem);
+    // Re-issue the serving certificate (same key and SAN) from the given CA.
+    execFileSync("openssl", ["x509", "-req", "-in", "server.csr", "-CA", "pki-server-ca.crt", "-CAkey", "pki-server-ca.key", "-CAcreateserial", "-out", "server.crt", "-days", "1", "-extfile", "server.ext"], { cwd: dir, stdio: "pipe" });
+    tls.caPem = pki.serverCa.certPem;
+  }
   const entry = { children: [] as ChildProcess[], dir };
   live.add(entry);
   const token = randomBytes(24).toString("hex");
@@ -186,6 +200,7 @@ export async function startKubeApiServer(binaries: KubeApiServerBinaries, readyT
     `--tls-cert-file=${path.join(dir, "server.crt")}`,
     `--tls-private-key-file=${path.join(dir, "server.key")}`,
     `--token-auth-file=${path.join(dir, "tokens.csv")}`,
+    ...(pki ? [`--client-ca-file=${path.join(dir, "client-ca.crt")}`] : []),
     "--authorization-mode=RBAC",
     "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
     `--service-account-key-file=${path.join(dir, "sa.key")}`,
