@@ -3,9 +3,11 @@ import type { FleetConfig } from "./config";
 import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
 import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant-immutables";
 import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
+import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/k3s-upgrades";
 
 export { tenantImmutablesOutputName } from "./model/tenant-immutables";
 export { tenantVersionsOutputName } from "./model/tenant-upgrades";
+export { managementK3sVersionOutputName } from "./model/k3s-upgrades";
 
 /** What the last successful update of this stack deployed, per tenant. */
 export interface DeployedState {
@@ -13,6 +15,8 @@ export interface DeployedState {
   readonly versions: Map<string, string>;
   /** The settings of each tenant that cannot change once its cluster exists (absent for tenants deployed before they were recorded). */
   readonly immutables: Map<string, TenantImmutables>;
+  /** The k3s release the management servers' Plan was set to (undefined before the first update that recorded it). */
+  readonly managementK3sVersion: string | undefined;
 }
 
 /**
@@ -25,7 +29,7 @@ export async function readDeployedState(): Promise<DeployedState> {
   const previous: Record<string, unknown> = {};
   try {
     const reference = new pulumi.StackReference("deployed-state", { name: self });
-    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName]) {
+    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName]) {
       const details = await reference.getOutputDetails(name);
       previous[name] = details.value ?? details.secretValue;
     }
@@ -44,7 +48,11 @@ export async function readDeployedState(): Promise<DeployedState> {
       `Ignoring malformed ${tenantImmutablesOutputName} entries from the last update: ${ignoredImmutables.join(", ")}; changes to their network, first region and kube-proxy mode are not checked this time.`,
     );
   }
-  return { versions, immutables };
+  const k3s = deployedK3sVersionFrom(previous[managementK3sVersionOutputName]);
+  if (k3s.ignored) {
+    void pulumi.log.warn(`Ignoring the malformed ${managementK3sVersionOutputName} output of the last update; the management k3s upgrade path is not checked this time.`);
+  }
+  return { versions, immutables, managementK3sVersion: k3s.version };
 }
 
 /** The tenant versions this stack deployed last time (see {@link readDeployedState}). */
@@ -55,14 +63,20 @@ export async function readDeployedTenantVersions(): Promise<Map<string, string>>
 /**
  * Plans every tenant's upgrade from what runs, or stops the program (nothing registered)
  * naming each tenant whose target cannot be reached, e.g. a downgrade, and each setting that
- * differs from what was deployed although it cannot change (`deployedImmutables`).
+ * differs from what was deployed although it cannot change (`deployedImmutables`); likewise a
+ * `management.k3sVersion` the servers cannot reach from `deployedK3sVersion` in one step.
  */
 export function planTenantUpgradesOrStop(
   config: FleetConfig,
   deployed: ReadonlyMap<string, string>,
   deployedImmutables: ReadonlyMap<string, TenantImmutables> = new Map(),
+  deployedK3sVersion?: string,
 ): TenantUpgrade[] {
   const problems: ConfigProblem[] = [...immutableChanges(config.tenants, deployedImmutables)];
+  if (config.management.mode === "hetzner") {
+    const k3sProblem = k3sUpgradeProblem(deployedK3sVersion, config.management.k3sVersion);
+    if (k3sProblem) problems.push({ path: "management.k3sVersion", message: k3sProblem });
+  }
   const upgrades: TenantUpgrade[] = [];
   config.tenants.forEach((tenant, index) => {
     const result = planTenantUpgrade(tenant.name, deployed.get(tenant.name), tenant.kubernetesVersion);

@@ -8,6 +8,7 @@ import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import { loadFleetConfig } from "./config";
 import type { FleetOutputs } from "./fleet";
 import { catalog } from "./model/catalog";
+import { k3sUpgradesType } from "./model/policy-facts";
 
 const isProtected = (resource: pulumi.Resource) => (resource as unknown as { __protect?: boolean }).__protect === true;
 
@@ -42,9 +43,11 @@ describe.each([
   });
 
   it("registers the management cluster graph with the expected types and counts", () => {
-    // The platform on top (cluster-api, CAREN, Flux …), the tenants and the fleet-wide
-    // DeployedState (for the policy pack) have their own tests.
-    const managementOnly = registrations.filter((r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:"].some((prefix) => r.urn.includes(prefix)));
+    // The platform on top (cluster-api, CAREN, Flux …), the tenants, the fleet-wide
+    // DeployedState (for the policy pack) and the k3s upgrades have their own tests.
+    const managementOnly = registrations.filter(
+      (r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:", k3sUpgradesType].some((prefix) => r.urn.includes(prefix)),
+    );
     expect(countByType(managementOnly)).toEqual(expectedGraph(servers));
   });
 

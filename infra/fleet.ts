@@ -6,6 +6,7 @@ import { DeployedState } from "../components/deployed-state";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
 import { HetznerClusterClass } from "../components/hetzner-cluster-class";
+import { K3sUpgrades } from "../components/k3s-upgrades";
 import { ManagementCluster } from "../components/management-cluster";
 import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
@@ -32,6 +33,10 @@ export interface FleetOutputs {
   managementServers: pulumi.Output<{ name: string; publicIpv4: string; privateIp: string }[]>;
   managementNetworkId: pulumi.Output<string | undefined>;
   managementAdminCertificateNotAfter: pulumi.Output<string | undefined>;
+  /** The k3s config drop-in with the etcd snapshot settings (hetzner mode), for servers created before it changed. */
+  managementEtcdSnapshotConfig: pulumi.Output<string | undefined>;
+  /** Where the etcd snapshots go (no keys), for a restore; undefined without backups. */
+  managementEtcdSnapshotStore: pulumi.Output<Record<string, string> | undefined>;
   /** Handler names a ClusterClass must reference for the installed CAREN release. */
   carenExtensionNames: pulumi.Output<{ clusterConfigVariables: string; clusterPatches: string; workerPatches: string }>;
   /** The fleet's ClusterClass. */
@@ -44,17 +49,22 @@ export interface FleetOutputs {
   tenantKubeconfigs: pulumi.Output<Record<string, string>>;
   /** Per tenant: the settings that cannot change once its cluster exists; the next run refuses changes to them. */
   tenantImmutables: pulumi.Output<Record<string, TenantImmutables>>;
+  /** `hetzner` mode: the k3s release the servers' Plan is set to (the next run reads it back as what runs). */
+  managementK3sVersion: pulumi.Output<string | undefined>;
+  /** `hetzner` mode: the system-upgrade-controller and the servers' Plan. */
+  k3sUpgrades: K3sUpgrades | undefined;
 }
 
 /**
  * Wires the fleet's components from a validated config, in dependency order:
  * ManagementCluster → hcloud CCM (hetzner mode) → ClusterApi → Caren → Flux, then the
  * ClusterClass and the tenants. `upgrades` are the tenants' plans from what runs
- * (deployed-state.ts); they become the `tenantVersions` output. Everything
+ * (deployed-state.ts); they become the `tenantVersions` output; `deployedK3sVersion` is the
+ * management servers' k3s release from the last update, published for the policy pack. Everything
  * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
  * (from charts) and their custom resources share its CRD cache.
  */
-export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[]): FleetOutputs {
+export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[], deployedK3sVersion?: string): FleetOutputs {
   const management = config.management;
   const hcloudProvider =
     management.mode === "hetzner"
@@ -64,12 +74,30 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     fleetName,
     settings: stripSecrets(management),
     hcloudProvider,
+    etcdS3Credentials:
+      management.mode === "hetzner" && management.etcdS3Credentials
+        ? pulumi.secret({
+            accessKey: management.etcdS3Credentials.accessKey.reveal(),
+            secretKey: management.etcdS3Credentials.secretKey.reveal(),
+          })
+        : undefined,
     existingCluster:
       management.mode === "existing"
         ? { kubeconfig: pulumi.secret(management.kubeconfig.reveal()), apiServerUrl: management.apiServerUrl }
         : undefined,
   });
   const platform = createPlatform(config, cluster);
+  // After the platform: SUC's pods need the CCM to initialise the nodes, and on a new cluster its
+  // first pass (every server already at the version: cordon, drain, nothing to replace) must not
+  // drain the servers under the platform's Helm releases while they install.
+  const k3sUpgrades =
+    management.mode === "hetzner"
+      ? new K3sUpgrades(
+          "management-k3s-upgrades",
+          { k3sVersion: management.k3sVersion, managementKubeconfig: cluster.kubeconfig },
+          { providers: [cluster.provider], dependsOn: [platform.flux] },
+        )
+      : undefined;
   const names = platform.caren.extensionNames;
   const clusterClass = new HetznerClusterClass(
     "hetzner-cluster-class",
@@ -84,7 +112,7 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
       return [tenant.name, createTenant(tenant, cluster, platform, clusterClass, management.deletionProtection, adminCidrs)];
     }),
   );
-  new DeployedState("deployed-tenant-versions", { upgrades });
+  new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
     managementCluster: cluster,
@@ -94,6 +122,8 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     managementServers: cluster.serverAddresses,
     managementNetworkId: cluster.networkId,
     managementAdminCertificateNotAfter: cluster.adminCertificateNotAfter,
+    managementEtcdSnapshotConfig: cluster.etcdSnapshotConfig,
+    managementEtcdSnapshotStore: cluster.etcdSnapshotStore,
     carenExtensionNames: pulumi.output({
       clusterConfigVariables: names.clusterConfigVariables("generic"),
       clusterPatches: names.clusterPatches("generic"),
@@ -104,6 +134,8 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     tenantVersions: pulumi.output(tenantVersionsOutput(upgrades)),
     tenantKubeconfigs: pulumi.secret(pulumi.all(kubeconfigs)),
     tenantImmutables: pulumi.output(tenantImmutablesOutput(config.tenants)),
+    managementK3sVersion: pulumi.output(management.mode === "hetzner" ? management.k3sVersion : undefined),
+    k3sUpgrades,
   };
 }
 
@@ -116,12 +148,18 @@ function createTenant(
   deletionProtection: boolean,
   adminCidrs: readonly string[],
 ): TenantCluster {
-  const { hcloudToken, ...settings } = tenant;
+  const { hcloudToken, registryCredentials, ...settings } = tenant;
   return new TenantCluster(
     `tenant-${tenant.name}`,
     {
       tenant: settings,
       hcloudToken: pulumi.secret(hcloudToken.reveal()),
+      registryCredentials: Object.fromEntries(
+        [...registryCredentials].map(([name, { username, password, caCrt }]) => [
+          name,
+          { username: pulumi.secret(username.reveal()), password: pulumi.secret(password.reveal()), ...(caCrt ? { caCrt: pulumi.secret(caCrt.reveal()) } : {}) },
+        ]),
+      ),
       clusterClass: clusterClass.clusterClass,
       carenReady: platform.caren.ready,
       managementKubeconfig: cluster.kubeconfig,
@@ -168,7 +206,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
 /** Component args become resource inputs (visible to policies), so secrets never go in as settings. */
 function stripSecrets(management: FleetConfig["management"]) {
   if (management.mode === "hetzner") {
-    const { hcloudToken: _token, ...settings } = management;
+    const { hcloudToken: _token, etcdS3Credentials: _etcdS3, ...settings } = management;
     return settings;
   }
   const { kubeconfig: _kubeconfig, apiServerUrl: _url, ...settings } = management;

@@ -3,23 +3,26 @@
 // then build the fleet.
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleetConfig } from "./config";
-import { planTenantUpgradesOrStop, readDeployedState, tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
+import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState, tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
 import { createFleet } from "./fleet";
 
 export = async () => {
   const config = loadFleetConfig();
   const deployed = await readDeployedState();
-  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables);
-  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades);
+  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables, deployed.managementK3sVersion);
+  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion);
   return {
     managementApiEndpoint: outputs.managementApiEndpoint,
     managementKubeconfig: outputs.managementKubeconfig,
     managementServers: outputs.managementServers,
     managementNetworkId: outputs.managementNetworkId,
     managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
+    managementEtcdSnapshotConfig: outputs.managementEtcdSnapshotConfig,
+    managementEtcdSnapshotStore: outputs.managementEtcdSnapshotStore,
     carenExtensionNames: outputs.carenExtensionNames,
     [tenantVersionsOutputName]: outputs.tenantVersions,
     [tenantImmutablesOutputName]: outputs.tenantImmutables,
+    [managementK3sVersionOutputName]: outputs.managementK3sVersion,
     tenantKubeconfigs: outputs.tenantKubeconfigs,
   };
 };

@@ -1,5 +1,5 @@
+import { autoscaledPoolReplicasUnpinned } from "./rules/autoscaled-pool-replicas-unpinned";
 import { ciliumSupportsTenant } from "./rules/cilium-supports-tenant";
-import { clusterClassVersionsChainable } from "./rules/cluster-class-versions-chainable";
 import { clusterWaitsForCaren } from "./rules/cluster-waits-for-caren";
 import { csiReclaimPolicyDelete } from "./rules/csi-reclaim-policy-delete";
 import { fleetObjectsDeclared } from "./rules/fleet-objects-declared";
@@ -10,11 +10,10 @@ import { lbGcAnnotationBoolean } from "./rules/lb-gc-annotation-boolean";
 import { lbGcOptOutExempted } from "./rules/lb-gc-opt-out-exempted";
 import { managementAdminPortsClosed } from "./rules/management-admin-ports-closed";
 import { managementDeletionProtection } from "./rules/management-deletion-protection";
+import { managementK3sUpgradePath } from "./rules/management-k3s-upgrade-path";
 import { managementKubernetesVersion } from "./rules/management-kubernetes-version";
 import { providerContracts } from "./rules/provider-contracts";
 import { tenantHasHcloudCcm } from "./rules/tenant-has-hcloud-ccm";
-import { tenantKubernetesVersionCarenTested } from "./rules/tenant-kubernetes-version-caren-tested";
-import { tenantKubernetesVersionSupported } from "./rules/tenant-kubernetes-version-supported";
 import { tenantNotRemoved } from "./rules/tenant-not-removed";
 import { tenantUpgradePath } from "./rules/tenant-upgrade-path";
 import { tenantVersionInClusterClass } from "./rules/tenant-version-in-cluster-class";
@@ -25,14 +24,13 @@ import { tenantWorkerLag } from "./rules/tenant-worker-lag";
  * tests import this file, never index.ts (the PolicyPack constructor starts a gRPC server).
  */
 export const allRules = [
-  tenantKubernetesVersionSupported,
-  tenantKubernetesVersionCarenTested,
   tenantVersionInClusterClass,
-  clusterClassVersionsChainable,
   tenantUpgradePath,
   tenantWorkerLag,
+  autoscaledPoolReplicasUnpinned,
   tenantNotRemoved,
   managementKubernetesVersion,
+  managementK3sUpgradePath,
   providerContracts,
   kubeletApiAdminPatches,
   ciliumSupportsTenant,

@@ -44,6 +44,16 @@ export const catalog = {
     /** k3s-io/k3s releases: the newest 1.34 patch at the time of pinning. */
     version: "v1.34.6+k3s1",
   },
+  /**
+   * rancher/system-upgrade-controller: upgrades k3s on the running management servers from
+   * Plans. The newest release tag (v0.20.1, 2026-05-19); the program applies its release asset
+   * `system-upgrade-controller.yaml` (scripts/package-controller: `kustomize build` of the
+   * repository's kustomization at the tag). The controller registers the Plan CRD itself at
+   * startup (pkg/upgrade/controller.go, registerCRD).
+   */
+  systemUpgradeController: {
+    version: "v0.20.1",
+  },
   /** hcloud image of the management servers (k3s supports it; cloud-init is preinstalled). */
   managementImage: "ubuntu-24.04",
   /**
@@ -159,11 +169,17 @@ export const catalog = {
   },
 
   /**
-   * Cilium, the tenants' CNI, delivered by CAREN's lifecycle hooks; the version is the one
-   * CAREN v0.50.0 ships in `templates/helm-config.yaml`.
+   * Cilium, the tenants' CNI, installed by CAREN's lifecycle hooks at the fleet's version: the
+   * program writes it into CAREN's helm-addons ConfigMap (components/caren), which CAREN's Cilium
+   * handler reads at every hook. 1.19.4 is also what CAREN v0.50.0 ships
+   * (charts/cluster-api-runtime-extensions-nutanix/templates/helm-config.yaml); bumping it here
+   * is the fleet-wide Cilium upgrade (docs/operations.md).
    */
   cilium: {
     version: "1.19.4",
+    /** The chart and its repository (helm.cilium.io, as CAREN's entry names it without its in-cluster mirror). */
+    chart: "cilium",
+    repository: "https://helm.cilium.io/",
     /** docs.cilium.io v1.19: network/kubernetes/compatibility (tested Kubernetes versions). */
     kubernetes: { min: "1.32", max: "1.35" } satisfies MinorRange,
   },
@@ -246,6 +262,12 @@ export const catalog = {
      * only Hetzner's API knows, so it is a warning.
      */
     systemImages: ["ubuntu-24.04", "ubuntu-22.04", "debian-12"],
+    /**
+     * Locations with Hetzner Object Storage, each served at `<location>.your-objectstorage.com`
+     * (docs.hetzner.com/storage/object-storage/overview, "Available endpoints"); the management
+     * cluster's etcd snapshots go there.
+     */
+    objectStorageLocations: ["fsn1", "nbg1", "hel1"],
   },
 } as const;
 

@@ -14,6 +14,11 @@ export const platformNamespaces = {
   clusterApiOperator: "capi-operator-system",
   caren: "caren-system",
   flux: "flux-system",
+  /**
+   * The system-upgrade-controller and its Plans (`hetzner` mode): the namespace its release
+   * manifest installs into (rancher/system-upgrade-controller@v0.20.1: kustomization.yaml).
+   */
+  systemUpgrade: "system-upgrade",
 } as const;
 
 /** Namespaces every Kubernetes cluster starts with (kubernetes.io: "Initial namespaces"). */
@@ -32,6 +37,7 @@ export function reservedNamespaces(): ReadonlyMap<string, string> {
   }
   reserved.set(platformNamespaces.caren, "CAREN");
   reserved.set(platformNamespaces.flux, "Flux");
+  reserved.set(platformNamespaces.systemUpgrade, "the system-upgrade-controller");
   reserved.set(clusterClassNamespace, "the fleet's ClusterClass");
   return reserved;
 }

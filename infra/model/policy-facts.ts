@@ -29,5 +29,14 @@ export const deployedStateType = "capi-fleet:fleet:DeployedState";
 /** Its output: tenant name → the Kubernetes version its Cluster runs (absent for new tenants). */
 export const deployedVersionsOutputName = "tenantVersions";
 
+/** Its output: the k3s release the management servers' Plan was set to by the last update (absent before the first, and in `existing` mode). */
+export const deployedManagementK3sVersionOutputName = "managementK3sVersion";
+
+/** The component that upgrades the management servers' k3s (`hetzner` mode); its output {@link k3sTargetOutputName} is the target release. */
+export const k3sUpgradesType = "capi-fleet:management:K3sUpgrades";
+
+/** Its output: the k3s release the servers' Plan asks for (`management.k3sVersion`). */
+export const k3sTargetOutputName = "k3sVersion";
+
 /** Type tokens of the fleet's own components start with this (the project's package name). */
 export const fleetComponentPrefix = "capi-fleet:";

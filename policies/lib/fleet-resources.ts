@@ -2,7 +2,15 @@ import type { PolicyResource } from "@pulumi/policy";
 import { catalog } from "../../infra/model/catalog";
 import { apiVersions, kubernetesTypeToken } from "../../infra/model/cluster-api-kinds";
 import { classVariables } from "../../infra/model/hetzner-cluster-class";
-import { declaredOutputName, deployedStateType, deployedVersionsOutputName, fleetComponentPrefix } from "../../infra/model/policy-facts";
+import {
+  declaredOutputName,
+  deployedManagementK3sVersionOutputName,
+  deployedStateType,
+  deployedVersionsOutputName,
+  fleetComponentPrefix,
+  k3sTargetOutputName,
+  k3sUpgradesType,
+} from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
 
 /**
@@ -23,6 +31,7 @@ export const resourceTypes = {
   localCommand: "command:local:Command",
   managementCluster: "capi-fleet:management:ManagementCluster",
   deployedState: deployedStateType,
+  k3sUpgrades: k3sUpgradesType,
   hcloudServer: "hcloud:index/server:Server",
   hcloudLoadBalancer: "hcloud:index/loadBalancer:LoadBalancer",
   hcloudFirewall: "hcloud:index/firewall:Firewall",
@@ -161,6 +170,27 @@ export function deployedTenantVersions(resources: readonly PolicyResource[]): Re
     }
   }
   return deployed;
+}
+
+/**
+ * The k3s release the management servers' Plan was set to by the last update: the DeployedState
+ * component's output, read like {@link deployedTenantVersions}. Undefined before the first
+ * update that recorded it, and in `existing` mode.
+ */
+export function deployedManagementK3sVersion(resources: readonly PolicyResource[]): string | undefined {
+  for (const state of ofType(resources, resourceTypes.deployedState)) {
+    const version = text(state.props[deployedManagementK3sVersionOutputName]);
+    if (version !== undefined) return version;
+  }
+  return undefined;
+}
+
+/** The k3s release each K3sUpgrades component's Plan asks for, with the component (`hetzner` mode only). */
+export function k3sUpgradeTargets(resources: readonly PolicyResource[]): { resource: PolicyResource; version: string }[] {
+  return ofType(resources, resourceTypes.k3sUpgrades).flatMap((resource) => {
+    const version = text(resource.props[k3sTargetOutputName]);
+    return version === undefined ? [] : [{ resource, version }];
+  });
 }
 
 /** The kinds the stack rules read: a fleet component must declare each of them. */

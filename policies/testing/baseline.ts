@@ -6,7 +6,7 @@ import { managementFirewallRules } from "../../infra/model/firewall-rules";
 import { hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
 import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant-cluster";
 import { readStackConfig } from "../../tests/stack-files";
-import { declaredOutputName, deployedVersionsOutputName } from "../../infra/model/policy-facts";
+import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, k3sTargetOutputName } from "../../infra/model/policy-facts";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
 
@@ -37,7 +37,8 @@ function declaringComponent(type: string, name: string, children: FixtureResourc
  * does on a fresh stack). Every rule passes on it; each test mutates one field. Fixture names:
  * `cluster-<tenant>`, `ccm-<tenant>`, `csi-<tenant>`, `drain-<tenant>`, `tenant-<tenant>`
  * (component), `cluster-class`, `core-provider`, `hetzner-provider`, `caren-release`,
- * `caren-ready`, `management`, `server-1`, `api-lb`, `firewall`, `deployed-state`
+ * `caren-ready`, `management`, `k3s-upgrades` (K3sUpgrades component, its output the target k3s
+ * release), `server-1`, `api-lb`, `firewall`, `deployed-state`
  * (DeployedState component; set its `outputs` with {@link deployedOutputs}).
  */
 export function baselineFleet(): FixtureResource[] {
@@ -61,6 +62,7 @@ export function baselineFleet(): FixtureResource[] {
       name: "management",
       props: { fleetName: "capi-fleet-prod", settings: { mode: "hetzner", k3sVersion: catalog.k3s.version, deletionProtection: true } },
     },
+    { type: resourceTypes.k3sUpgrades, name: "k3s-upgrades", props: {}, outputs: { [k3sTargetOutputName]: catalog.k3s.version } },
     { type: resourceTypes.hcloudServer, name: "server-1", props: { name: "capi-fleet-prod-mgmt-1", deleteProtection: true } },
     { type: resourceTypes.hcloudLoadBalancer, name: "api-lb", props: { name: "capi-fleet-prod-mgmt-api", loadBalancerType: "lb11", deleteProtection: true } },
     {
@@ -81,7 +83,10 @@ export function baselineFleet(): FixtureResource[] {
   ];
 }
 
-/** The DeployedState outputs saying these tenants run these versions (as the last update left them). */
-export function deployedOutputs(versions: Record<string, string>): Record<string, unknown> {
-  return { [deployedVersionsOutputName]: versions };
+/**
+ * The DeployedState outputs saying these tenants run these versions (as the last update left
+ * them), and the management servers this k3s release when given.
+ */
+export function deployedOutputs(versions: Record<string, string>, managementK3sVersion?: string): Record<string, unknown> {
+  return { [deployedVersionsOutputName]: versions, ...(managementK3sVersion === undefined ? {} : { [deployedManagementK3sVersionOutputName]: managementK3sVersion }) };
 }

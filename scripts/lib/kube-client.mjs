@@ -249,7 +249,8 @@ function parseJson(text) {
  * @param {KubeTarget} target
  * @param {string} method
  * @param {string} path absolute API path, e.g. /api/v1/services
- * @param {{ timeoutMs: number, body?: unknown }} options
+ * @param {{ timeoutMs: number, body?: unknown, contentType?: string }} options `contentType` of the
+ *   JSON body, e.g. application/apply-patch+yaml for server-side apply (default application/json)
  * @returns {Promise<{ status: number, json: unknown, reason: string }>}
  */
 export async function kubeRequest(target, method, path, options) {
@@ -269,7 +270,7 @@ export async function kubeRequest(target, method, path, options) {
   let body;
   if (options.body !== undefined) {
     body = JSON.stringify(options.body);
-    headers["Content-Type"] = "application/json";
+    headers["Content-Type"] = options.contentType ?? "application/json";
   }
   const response = await httpRequest(url, { method, headers, body, timeoutMs: options.timeoutMs, tls });
   const json = parseJson(response.body);
