@@ -3,8 +3,10 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
-import { planTenantUpgradesOrStop, readDeployedTenantVersions } from "../infra/deployed-state";
+import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
+import { catalog } from "../infra/model/catalog";
+import { parseK3sVersion } from "../infra/model/kubernetes-version";
 import type { FleetConfig } from "../infra/model/validate-fleet-config";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
@@ -24,6 +26,8 @@ import { readStackConfig, repoRoot } from "./stack-files";
 interface ProgramRun {
   /** The last update's `tenantVersions`, as the StackReference returns it. */
   deployed?: Record<string, string>;
+  /** The last update's `managementK3sVersion`, as the StackReference returns it. */
+  deployedK3s?: string;
   /** Changes the validated config, as a program change or skipped validation would. */
   tamper?: (config: FleetConfig) => FleetConfig;
 }
@@ -32,16 +36,20 @@ async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registra
   const tenantVersions = Object.fromEntries(
     Object.entries(run.deployed ?? {}).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]),
   );
-  const registrations = await installRecordingMocks("capi-fleet", stack, false, run.deployed ? { tenantVersions } : {});
+  const registrations = await installRecordingMocks("capi-fleet", stack, false, {
+    ...(run.deployed ? { tenantVersions } : {}),
+    ...(run.deployedK3s ? { [managementK3sVersionOutputName]: run.deployedK3s } : {}),
+  });
   const { values, secretKeys } = readStackConfig(stack);
   pulumi.runtime.setAllConfig(values, secretKeys);
   const validated = loadFleetConfig();
-  const deployed = await readDeployedTenantVersions();
+  const deployed = await readDeployedState();
   // Tampered configs skip the planner, which would stop the program before the rules see anything.
-  // They are planned from the validated config, so the deployed state is still published.
-  const upgrades = planTenantUpgradesOrStop(validated, deployed);
+  // They are planned from the validated config, so the deployed state is still published; the
+  // management k3s check is left out of the planner too, as validation bypassed.
+  const upgrades = planTenantUpgradesOrStop(validated, deployed.versions);
   const config = run.tamper ? run.tamper(validated) : validated;
-  const outputs = createFleet(config, `capi-fleet-${stack}`, upgrades);
+  const outputs = createFleet(config, `capi-fleet-${stack}`, upgrades, deployed.managementK3sVersion);
   await valueOf(outputs.managementKubeconfig);
   await settle(registrations);
   return registrations;
@@ -96,13 +104,37 @@ describe("the policy pack over each stack's program", () => {
   it("a violating fleet trips the version, upgrade, LB-GC and management rules by name", async () => {
     const violations = mandatory(await violationsOf("prod", violatingProd));
     const named = (policy: string) => violations.filter((violation) => violation.policy === policy).map((violation) => violation.message);
-    expect(named("tenant-kubernetes-version-supported")).toEqual([expect.stringContaining('tenant "payments"')]);
     expect(named("tenant-version-in-cluster-class")).toEqual([expect.stringContaining("spec.topology.version v1.31.14 is not in ClusterClass")]);
     expect(named("tenant-upgrade-path")).toEqual([expect.stringContaining('tenant "analytics" (Cluster tenant-analytics/analytics): cannot go from the deployed v1.35.3 to v1.34.6')]);
     expect(named("lb-gc-opt-out-exempted")).toEqual([expect.stringContaining('tenant "analytics"')]);
     expect(named("lb-gc-annotation-boolean")).toEqual([expect.stringContaining('tenant "edge" (Cluster tenant-edge/edge): annotation caren.nutanix.com/loadbalancer-gc: "maybe"')]);
     expect(named("management-deletion-protection")).toHaveLength(4); // three servers and the API load balancer
     expect(named("management-admin-ports-closed")).toEqual([expect.stringContaining("opens port 22 to 0.0.0.0/0"), expect.stringContaining("opens port 6443 to 0.0.0.0/0")]);
+  });
+
+  describe("the management servers' k3s against the deployed release (validation bypassed)", () => {
+    const current = parseK3sVersion(catalog.k3s.version)!;
+    const release = (minorDelta: number) => `v${current.major}.${current.minor + minorDelta}.0+k3s1`;
+    const withK3s = (version: string) => (config: FleetConfig): FleetConfig =>
+      config.management.mode === "hetzner" ? { ...config, management: { ...config.management, k3sVersion: version } } : config;
+
+    it("prod: a one-minor upgrade passes", async () => {
+      expect(mandatory(await violationsOf("prod", { deployedK3s: release(-1) }))).toEqual([]);
+    });
+
+    it.each([
+      ["a skip of two minors", { deployedK3s: release(-1), tamper: withK3s(release(1)) }, "skips 1 minor"],
+      ["a downgrade", { deployedK3s: release(1) }, `would downgrade the servers from the deployed ${release(1)}`],
+    ])("prod: %s fails the preview by policy name", async (_label, run, message) => {
+      const violations = mandatory(await violationsOf("prod", run));
+      expect(violations.map((violation) => violation.policy)).toEqual(["management-k3s-upgrade-path"]);
+      expect(violations[0]!.message).toContain(message);
+    });
+
+    it("prod: a target outside the management range fails by management-kubernetes-version", async () => {
+      const violations = mandatory(await violationsOf("prod", { deployedK3s: release(1), tamper: withK3s(release(2)) }));
+      expect(violations.map((violation) => violation.policy)).toEqual(["management-kubernetes-version"]);
+    });
   });
 
   // Stack rules read what components declared, never a custom resource's own outputs, which are

@@ -39,19 +39,6 @@ export function describeConstraints(constraints: readonly KubernetesConstraint[]
   return constraints.map((c) => `${c.component} ${describeRange(c.range)}`).join(", ");
 }
 
-/** What limits a tenant's Kubernetes minor: the pinned CAPI's and CAPH's workload ranges. */
-export function workloadKubernetesConstraints(): KubernetesConstraint[] {
-  return [
-    { component: `Cluster API ${catalog.clusterApi.version}`, range: catalog.clusterApi.workloadKubernetes },
-    { component: `CAPH ${catalog.caph.version}`, range: catalog.caph.workloadKubernetes },
-  ];
-}
-
-/** The minors of CAREN's tested Kubernetes versions, e.g. ["1.33", "1.34", "1.35"]. */
-export function carenTestedMinors(): string[] {
-  return [...new Set(catalog.caren.testedKubernetes.map((version) => version.replace(/^v(\d+\.\d+)\..*$/, "$1")))];
-}
-
 /**
  * True when a Kubernetes patch is new enough to need the ClusterRole
  * `system:kubelet-api-admin`, which only recent CAPI releases create.
