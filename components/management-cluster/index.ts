@@ -2,17 +2,18 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/fleet-config";
+import type { EtcdBackupSettings, ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/fleet-config";
 import { networkZoneOf } from "../../infra/model/fleet-config";
 import { buildKubeconfig } from "../../infra/model/kubeconfig";
 import { planManagementAddresses } from "./address-plan";
 import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/firewall-rules";
-import { renderK3sCloudInit } from "./k3s";
+import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/etcd-snapshots";
+import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
 
 export { planManagementAddresses } from "./address-plan";
 export { managementFirewallRules } from "../../infra/model/firewall-rules";
-export { k3sServerConfig, renderK3sCloudInit } from "./k3s";
+export { etcdSnapshotDropinText, k3sServerConfig, renderK3sCloudInit } from "./k3s";
 
 /** Arguments of {@link ManagementCluster}. */
 export interface ManagementClusterArgs {
@@ -32,6 +33,8 @@ export interface ManagementClusterArgs {
   };
   /** `hetzner` mode: provider authenticated for the management cluster's Hetzner project. */
   hcloudProvider?: hcloud.Provider;
+  /** `hetzner` mode with `backups`: the Object Storage key pair for the etcd snapshots, as one Pulumi secret. */
+  etcdS3Credentials?: pulumi.Input<{ accessKey: string; secretKey: string }>;
 }
 
 /** Public and private address of one k3s server. */
@@ -67,12 +70,19 @@ export class ManagementCluster extends pulumi.ComponentResource {
   public readonly provider: k8s.Provider;
   /** The hcloud resources (`hetzner` mode only), for callers that attach more to them. */
   public readonly hcloudResources: HcloudResources | undefined;
+  /**
+   * The k3s config drop-in with the etcd snapshot settings every server gets at creation
+   * (undefined in `existing` mode); docs/operations.md applies it to older servers.
+   */
+  public readonly etcdSnapshotConfig: pulumi.Output<string | undefined>;
+  /** Where the snapshots go (`endpoint`, `region`, `bucket`, `folder`; no keys), undefined without backups: what a restore needs. */
+  public readonly etcdSnapshotStore: pulumi.Output<Record<string, string> | undefined>;
 
   constructor(name: string, args: ManagementClusterArgs, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:management:ManagementCluster", name, args, opts);
     const built =
       args.settings.mode === "hetzner"
-        ? createHetznerManagementCluster(name, args.fleetName, args.settings, args.hcloudProvider, this)
+        ? createHetznerManagementCluster(name, args.fleetName, args.settings, args.hcloudProvider, this, args.etcdS3Credentials)
         : useExistingCluster(name, args.fleetName, args.existingCluster, this);
     this.kubeconfig = pulumi.secret(built.kubeconfig);
     this.apiEndpoint = built.apiEndpoint;
@@ -81,7 +91,14 @@ export class ManagementCluster extends pulumi.ComponentResource {
     this.adminCertificateNotAfter = built.adminCertificateNotAfter;
     this.provider = built.provider;
     this.hcloudResources = built.hcloudResources;
+    const hetzner = args.settings.mode === "hetzner" ? args.settings : undefined;
+    this.etcdSnapshotConfig = pulumi.output(hetzner ? etcdSnapshotDropinText(hetzner.backups) : undefined);
+    this.etcdSnapshotStore = pulumi.output(
+      hetzner?.backups ? etcdS3SecretSettings(hetzner.backups, hetzner.location, args.fleetName) : undefined,
+    );
     this.registerOutputs({
+      etcdSnapshotConfig: this.etcdSnapshotConfig,
+      etcdSnapshotStore: this.etcdSnapshotStore,
       kubeconfig: this.kubeconfig,
       apiEndpoint: this.apiEndpoint,
       serverAddresses: this.serverAddresses,
@@ -138,13 +155,15 @@ export function createHetznerManagementCluster(
   settings: HetznerManagementSettings,
   hcloudProvider: hcloud.Provider | undefined,
   parent: pulumi.Resource,
+  etcdS3Credentials?: ManagementClusterArgs["etcdS3Credentials"],
 ): BuiltCluster {
   const labels = fleetLabels(fleetName);
   const protect = settings.deletionProtection;
   const hetznerProtection = { deleteProtection: settings.deletionProtection };
   const child = { parent, ...(hcloudProvider ? { provider: hcloudProvider } : {}) };
   const plan = planManagementAddresses(settings.network.subnetCidr, settings.servers);
-  const [firstServerIp] = plan.serverIps;
+  const initIndex = settings.initServer - 1;
+  const firstServerIp = plan.serverIps[initIndex];
   if (firstServerIp === undefined) {
     throw new Error("ManagementCluster: the address plan has no servers");
   }
@@ -198,12 +217,14 @@ export function createHetznerManagementCluster(
         .apply(([addresses, tokenValue, serverCaCertPem, serverCaKeyPem, clientCaCertPem, clientCaKeyPem]) =>
           renderK3sCloudInit({
             index,
+            initIndex,
             k3sVersion: settings.k3sVersion,
             nodeIp: privateIp,
             firstServerIp,
             apiAddresses: addresses,
             token: tokenValue,
             caFiles: { serverCaCertPem, serverCaKeyPem, clientCaCertPem, clientCaKeyPem },
+            etcdBackups: settings.backups,
           }),
         ),
     );
@@ -232,6 +253,8 @@ export function createHetznerManagementCluster(
         // silently replace a server (and an etcd member). So a new k3sVersion or boot script
         // reaches only servers created later: nothing upgrades k3s on running servers.
         ignoreChanges: ["userData", "image", "sshKeys"],
+        // A replacement takes the same fixed private address, which the old server holds until deleted.
+        deleteBeforeReplace: true,
       },
     );
     return { server, serverName, privateIp };
@@ -295,6 +318,13 @@ export function createHetznerManagementCluster(
     { parent, dependsOn: [apiReady] },
   );
 
+  if (settings.backups) {
+    if (!etcdS3Credentials) {
+      throw new Error("ManagementCluster: management.backups needs args.etcdS3Credentials");
+    }
+    createEtcdS3ConfigSecret(name, fleetName, settings.backups, settings.location, etcdS3Credentials, provider, parent);
+  }
+
   return {
     hcloudResources: { network, firewall, loadBalancer, servers },
     kubeconfig,
@@ -306,4 +336,36 @@ export function createHetznerManagementCluster(
     adminCertificateNotAfter: pki.adminCertNotAfter,
     provider,
   };
+}
+
+/**
+ * The Secret k3s reads its snapshot upload settings from (`etcd-s3-config-secret`, named in
+ * every server's config): the credentials stay Pulumi secrets and reach k3s through the API,
+ * never through user data. k3s reads it at each snapshot, so a change needs no restart.
+ */
+function createEtcdS3ConfigSecret(
+  name: string,
+  fleetName: string,
+  backups: EtcdBackupSettings,
+  location: HetznerManagementSettings["location"],
+  credentials: NonNullable<ManagementClusterArgs["etcdS3Credentials"]>,
+  provider: k8s.Provider,
+  parent: pulumi.Resource,
+): k8s.core.v1.Secret {
+  const stringData = pulumi.secret(
+    pulumi.output(credentials).apply(({ accessKey, secretKey }) => ({
+      ...etcdS3SecretSettings(backups, location, fleetName),
+      [etcdS3CredentialKeys.accessKey]: accessKey,
+      [etcdS3CredentialKeys.secretKey]: secretKey,
+    })),
+  );
+  return new k8s.core.v1.Secret(
+    `${name}-etcd-s3`,
+    {
+      metadata: { ...etcdS3ConfigSecret, labels: { "app.kubernetes.io/managed-by": "capi-fleet" } },
+      type: "Opaque",
+      stringData,
+    },
+    { parent, provider },
+  );
 }

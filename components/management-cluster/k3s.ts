@@ -1,5 +1,7 @@
 import { stringify } from "yaml";
 import { k3sClusterNetworks } from "../../infra/model/fleet-config";
+import { etcdSnapshotDropin, etcdSnapshotK3sConfig } from "../../infra/model/etcd-snapshots";
+import type { EtcdBackupSettings } from "../../infra/model/fleet-config";
 import { kubernetesApiPort } from "../../infra/model/firewall-rules";
 import { readShippedFile } from "../../infra/model/shipped-file";
 
@@ -19,12 +21,14 @@ export interface K3sCaFiles {
 
 /** Everything one k3s server's cloud-init needs. */
 export interface K3sServerSpec {
-  /** 0 starts the cluster (`cluster-init`); the others join server 0. */
+  /** This server's position (0-based). */
   readonly index: number;
+  /** The server that starts the cluster (`cluster-init`, 0-based; default 0); the others join it at `firstServerIp`. */
+  readonly initIndex?: number;
   readonly k3sVersion: string;
   /** Private IP of this server. */
   readonly nodeIp: string;
-  /** Private IP of server 0, the join target. */
+  /** Private IP of the server that starts the cluster, the join target. */
   readonly firstServerIp: string;
   /** Addresses clients use for the API (LB public and private IP), added as TLS SANs. */
   readonly apiAddresses: readonly string[];
@@ -32,12 +36,19 @@ export interface K3sServerSpec {
   readonly token: string;
   /** CA files; written on server 0 only (joining servers receive them from etcd). */
   readonly caFiles: K3sCaFiles;
+  /** `management.backups`: snapshot schedule and retention (undefined: k3s' defaults). */
+  readonly etcdBackups?: EtcdBackupSettings | undefined;
+}
+
+/** Whether this server starts the etcd cluster (and gets the CA files) or joins it. */
+function initialises(spec: K3sServerSpec): boolean {
+  return spec.index === (spec.initIndex ?? 0);
 }
 
 /** The k3s config file (/etc/rancher/k3s/config.yaml) of one server. */
 export function k3sServerConfig(spec: K3sServerSpec): Record<string, unknown> {
   return {
-    ...(spec.index === 0 ? { "cluster-init": true } : { server: `https://${spec.firstServerIp}:${kubernetesApiPort}` }),
+    ...(initialises(spec) ? { "cluster-init": true } : { server: `https://${spec.firstServerIp}:${kubernetesApiPort}` }),
     token: spec.token,
     "node-ip": spec.nodeIp,
     "advertise-address": spec.nodeIp,
@@ -77,10 +88,18 @@ export const serverBootFiles = {
 /** Where the boot script writes `flannel-iface` (a drop-in k3s merges into config.yaml). */
 export const flannelInterfaceDropin = "/etc/rancher/k3s/config.yaml.d/50-flannel-iface.yaml";
 
+/**
+ * The etcd snapshot drop-in (a stack output too): the same text on every server, so servers
+ * created before a change can be given it by hand (docs/operations.md).
+ */
+export function etcdSnapshotDropinText(backups: EtcdBackupSettings | undefined): string {
+  return stringify(etcdSnapshotK3sConfig(backups));
+}
+
 /** Renders the cloud-init user data that installs and starts k3s on one server. */
 export function renderK3sCloudInit(spec: K3sServerSpec): string {
   const caFiles =
-    spec.index === 0
+    initialises(spec)
       ? [
           { path: `${k3sTlsDirectory}/server-ca.crt`, content: spec.caFiles.serverCaCertPem, permissions: "0644" },
           { path: `${k3sTlsDirectory}/server-ca.key`, content: spec.caFiles.serverCaKeyPem, permissions: "0600" },
@@ -98,6 +117,7 @@ export function renderK3sCloudInit(spec: K3sServerSpec): string {
     packages: ["nftables"],
     write_files: [
       { path: "/etc/rancher/k3s/config.yaml", content: stringify(k3sServerConfig(spec)), permissions: "0600" },
+      { path: etcdSnapshotDropin, content: etcdSnapshotDropinText(spec.etcdBackups), permissions: "0600" },
       ...caFiles,
       ...bootFiles,
     ],

@@ -3,6 +3,7 @@ import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { parseCidr } from "./cidr";
 import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "./compatibility";
+import { cronScheduleProblem } from "./cron";
 import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "./kubernetes-version";
 import { formatValue } from "./text";
 
@@ -241,6 +242,54 @@ const repoPath = z.string().check((ctx) => {
   }
 });
 
+/** S3 bucket names as Hetzner Object Storage takes them (no dots: they break TLS on virtual-hosted URLs). */
+const bucketName = z.string().check((ctx) => {
+  if (!/^[a-z0-9][a-z0-9-]{1,61}[a-z0-9]$/.test(ctx.value)) {
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `${formatValue(ctx.value)} is not a bucket name; allowed: 3 to 63 lower-case letters, digits and '-', starting and ending with a letter or digit`,
+    });
+  }
+});
+
+const objectStorageLocations = catalog.hcloud.objectStorageLocations;
+
+/**
+ * Scheduled k3s etcd snapshots, uploaded to Hetzner Object Storage. The servers read the
+ * bucket, folder, endpoint and credentials from a Kubernetes Secret the program writes, at
+ * every snapshot; schedule and retention are k3s flags (see etcd-snapshots.ts).
+ */
+const etcdBackupsSchema = strictObject({
+  /** Object Storage location (endpoint `<location>.your-objectstorage.com`); defaults to management.location when it has Object Storage. */
+  location: z
+    .enum(objectStorageLocations, {
+      error: (issue) => `${formatValue(issue.input)} has no Hetzner Object Storage; ${oneOf(objectStorageLocations)}`,
+    })
+    .optional(),
+  /** Bucket, created beforehand in the Hetzner console (k3s refuses to upload to a missing bucket). */
+  bucket: bucketName,
+  /** Prefix of the snapshots in the bucket; defaults to the fleet name (capi-fleet-<stack>). */
+  folder: z
+    .string()
+    .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9]$/, { error: "is not a folder; allowed: letters, digits, '.', '_', '-' and '/', not starting or ending with '/'" })
+    .optional(),
+  /** When each server snapshots etcd (k3s `etcd-snapshot-schedule-cron`). */
+  schedule: z
+    .string()
+    .check((ctx) => {
+      const problem = cronScheduleProblem(ctx.value);
+      if (problem) ctx.issues.push({ code: "custom", input: ctx.value, message: problem });
+    })
+    .default("0 */6 * * *"),
+  /** Snapshots each server keeps, locally and in the bucket (k3s `etcd-snapshot-retention`). */
+  retention: z
+    .int({ error: (issue) => `${formatValue(issue.input)} is not a whole number; allowed: 1 to 1000` })
+    .min(1, { error: "must be at least 1; allowed: 1 to 1000" })
+    .max(1000, { error: "must be at most 1000; allowed: 1 to 1000" })
+    .default(28),
+});
+
 const hetznerManagementSchema = strictObject({
   /** Build the management cluster on hcloud servers. */
   mode: z.literal("hetzner"),
@@ -278,6 +327,18 @@ const hetznerManagementSchema = strictObject({
   apiLoadBalancerType: z.enum(loadBalancerTypes, {
     error: (issue) => `${formatValue(issue.input)} is not a load-balancer type; ${oneOf(loadBalancerTypes)}`,
   }).default("lb11"),
+  /** etcd snapshots to Hetzner Object Storage (off when absent); the credentials are the secret `etcdS3Credentials`. */
+  backups: etcdBackupsSchema.optional(),
+  /**
+   * The server (1-based) whose first boot starts the etcd cluster; the others join it. Only a
+   * created server reads it: set another one before replacing a lost server 1 of a running
+   * cluster, so the new server joins instead of starting a second cluster (docs/operations.md).
+   */
+  initServer: z
+    .int({ error: (issue) => `${formatValue(issue.input)} is not a server number; allowed: 1, 2 or 3, at most management.servers` })
+    .min(1, { error: "must be 1 or more; allowed: 1, 2 or 3, at most management.servers" })
+    .max(3, { error: "must be 3 or less; allowed: 1, 2 or 3, at most management.servers" })
+    .default(1),
 });
 
 const existingManagementSchema = strictObject({
@@ -439,3 +500,4 @@ export type TenantSettings = FleetSettings["tenants"][number];
 export type WorkerPoolSettings = TenantSettings["workers"][number];
 export type GitOpsSettings = NonNullable<FleetSettings["gitops"]>;
 
+export type EtcdBackupSettings = NonNullable<HetznerManagementSettings["backups"]>;

@@ -35,9 +35,17 @@ export const configKeys = {
   hcloudToken: "hcloud:token",
   /** Optional secret GitHub token with which cluster-api-operator fetches the provider releases. */
   githubToken: `${projectName}:githubToken`,
+  /** Secret Object Storage credentials (`accessKey`, `secretKey`) for the etcd snapshots (`management.backups`). */
+  etcdS3Credentials: `${projectName}:etcdS3Credentials`,
 } as const;
 
-const secretKeys: readonly string[] = [configKeys.tenantHcloudTokens, configKeys.managementKubeconfig, configKeys.hcloudToken, configKeys.githubToken];
+const secretKeys: readonly string[] = [
+  configKeys.tenantHcloudTokens,
+  configKeys.managementKubeconfig,
+  configKeys.hcloudToken,
+  configKeys.githubToken,
+  configKeys.etcdS3Credentials,
+];
 
 /**
  * Committed stack files carry placeholder secrets starting with this word, so that an
@@ -84,7 +92,15 @@ export class FleetConfigError extends Error {
 export type HetznerManagement = HetznerManagementSettings & {
   /** Token of the management cluster's Hetzner project (`hcloud:token`). */
   readonly hcloudToken: SecretValue;
+  /** Object Storage credentials for the etcd snapshots (`etcdS3Credentials`), when `backups` is set. */
+  readonly etcdS3Credentials?: EtcdS3Credentials;
 };
+
+/** An Object Storage access key pair (Hetzner console: Security → S3 credentials). */
+export interface EtcdS3Credentials {
+  readonly accessKey: SecretValue;
+  readonly secretKey: SecretValue;
+}
 
 export type ExistingManagement = ExistingManagementSettings & {
   readonly kubeconfig: SecretValue;
@@ -296,6 +312,38 @@ class SecretReader {
     return tokens;
   }
 
+  /** The Object Storage key pair from the secret mapping `etcdS3Credentials`. */
+  etcdS3Credentials(): EtcdS3Credentials | undefined {
+    const raw = decode(this.input.values[configKeys.etcdS3Credentials]);
+    const mapping = typeof raw === "object" && raw !== null && !Array.isArray(raw) ? (raw as Record<string, unknown>) : {};
+    if (raw !== undefined && mapping !== raw) {
+      this.problems.push({ path: "etcdS3Credentials", message: "expected a mapping with accessKey and secretKey" });
+    }
+    const fields = ["accessKey", "secretKey"] as const;
+    for (const key of Object.keys(mapping).filter((candidate) => !(fields as readonly string[]).includes(candidate))) {
+      const suggestion = closestMatch(key, fields);
+      this.problems.push({
+        path: `etcdS3Credentials.${key}`,
+        message: `unknown key${suggestion ? `; did you mean "${suggestion}"?` : ""}; allowed keys: ${fields.join(", ")}`,
+      });
+    }
+    const read = (field: (typeof fields)[number]): SecretValue | undefined => {
+      const path = `etcdS3Credentials.${field}`;
+      const value = mapping[field];
+      if (typeof value !== "string" || value === "") {
+        this.problems.push({
+          path,
+          message: `is required by management.backups (an Object Storage key of the Hetzner project); set it with: pulumi config set --secret --path '${path}' <value>`,
+        });
+        return undefined;
+      }
+      return this.accept(path, value, objectStorageKeyProblem);
+    };
+    const accessKey = read("accessKey");
+    const secretKey = read("secretKey");
+    return accessKey && secretKey ? { accessKey, secretKey } : undefined;
+  }
+
   /** Every secret key present must have been stored with --secret. */
   checkStoredAsSecrets(): void {
     for (const key of secretKeys) {
@@ -337,6 +385,13 @@ class SecretReader {
   }
 }
 
+/** S3 keys are printable ASCII without spaces; Hetzner's are 20 and 40 characters. */
+export function objectStorageKeyProblem(key: string): string | undefined {
+  return /^[\x21-\x7e]{16,128}$/.test(key)
+    ? undefined
+    : `is not an Object Storage key (expected 16 to 128 printable characters without spaces, got ${key.length} characters)`;
+}
+
 /** hcloud API tokens are 64 alphanumeric characters. */
 export function hcloudTokenProblem(token: string): string | undefined {
   return /^[A-Za-z0-9]{64}$/.test(token)
@@ -364,9 +419,15 @@ function readManagement(
   if (settings.mode === "hetzner") {
     const hcloudToken = secrets.read(configKeys.hcloudToken, "hcloud:token", hcloudTokenProblem);
     secrets.rejectUnused(configKeys.managementKubeconfig, "managementKubeconfig", "management.mode: existing");
-    return hcloudToken && { ...settings, hcloudToken };
+    if (!settings.backups) {
+      secrets.rejectUnused(configKeys.etcdS3Credentials, "etcdS3Credentials", "management.backups");
+      return hcloudToken && { ...settings, hcloudToken };
+    }
+    const etcdS3Credentials = secrets.etcdS3Credentials();
+    return hcloudToken && etcdS3Credentials && { ...settings, hcloudToken, etcdS3Credentials };
   }
   secrets.rejectUnused(configKeys.hcloudToken, "hcloud:token", "management.mode: hetzner");
+  secrets.rejectUnused(configKeys.etcdS3Credentials, "etcdS3Credentials", "management.mode: hetzner and management.backups");
   let apiServerUrl = "";
   const kubeconfig = secrets.read(configKeys.managementKubeconfig, "managementKubeconfig", (text) => {
     const found = kubeconfigServer(text);
@@ -426,6 +487,19 @@ function managementProblems(settings: FleetSettings): ConfigProblem[] {
     problems.push({
       path: "management.network.subnetCidr",
       message: `${formatValue(subnet.text)} is too small; allowed: /28 or larger (the servers and the load balancer take host addresses 10–13)`,
+    });
+  }
+  if (management.initServer > management.servers) {
+    problems.push({
+      path: "management.initServer",
+      message: `${management.initServer} is not one of the ${management.servers} server(s); allowed: 1 to ${management.servers}`,
+    });
+  }
+  const objectStorage: readonly string[] = catalog.hcloud.objectStorageLocations;
+  if (management.backups && management.backups.location === undefined && !objectStorage.includes(management.location)) {
+    problems.push({
+      path: "management.backups.location",
+      message: `is required: management.location ${management.location} has no Hetzner Object Storage; allowed: ${objectStorage.join(", ")}`,
     });
   }
   return problems;
