@@ -90,7 +90,8 @@ describe("settings a tenant cannot change once it exists", () => {
     ["its nodes network", (t: Record<string, unknown>) => (t.network = { nodesCidr: "10.1.0.0/16" }), "tenants[0].network.nodesCidr", '"10.0.0.0/16"'],
     ["its pods range", (t: Record<string, unknown>) => (t.network = { podsCidr: "172.20.0.0/16" }), "tenants[0].network.podsCidr", '"192.168.0.0/16"'],
     ["its first region", (t: Record<string, unknown>) => { t.regions = ["nbg1"]; (t.workers as Record<string, unknown>[])[0]!.failureDomain = "nbg1"; }, "tenants[0].regions[0]", '"fsn1"'],
-    ["its kube-proxy mode", (t: Record<string, unknown>) => (t.cni = { provider: "cilium", kubeProxyReplacement: true }), "tenants[0].cni.kubeProxyReplacement", "false"],
+    ["its kube-proxy mode", (t: Record<string, unknown>) => (t.cni = { provider: "cilium", kubeProxyReplacement: true }), "tenants[0].kubeProxy.mode", '"iptables"'],
+    ["its kube-proxy mode (kubeProxy.mode)", (t: Record<string, unknown>) => (t.kubeProxy = { mode: "nftables" }), "tenants[0].kubeProxy.mode", '"iptables"'],
     ["its namespace", (t: Record<string, unknown>) => (t.namespace = "dev-a-renamed"), "tenants[0].namespace", '"dev-a"'],
   ])("refuses a change of %s against the deployed value, before registering anything but the read of its own outputs", async (_what, change, path, deployedValue) => {
     const deployed = await deployedOutputs();

@@ -16,9 +16,13 @@ const helmChartProxyType = "kubernetes:addons.cluster.x-k8s.io/v1alpha1:HelmChar
 const commandType = "command:local:Command";
 const kustomizationType = "kubernetes:kustomize.toolkit.fluxcd.io/v1:Kustomization";
 
-const prodTenants = (JSON.parse(readStackConfig("prod").values["capi-fleet:tenants"]!) as { name: string; namespace: string }[]).map((t) => ({
+const prodTenants = (
+  JSON.parse(readStackConfig("prod").values["capi-fleet:tenants"]!) as { name: string; namespace: string; imageRegistries?: { credentials?: string }[]; globalImageRegistryMirror?: { credentials?: string } }[]
+).map((t) => ({
   name: t.name,
   namespace: t.namespace,
+  // The registry credentials the tenant references: one Secret each.
+  credentials: [...new Set([...(t.imageRegistries ?? []).map((r) => r.credentials), t.globalImageRegistryMirror?.credentials].filter((c): c is string => c !== undefined))],
 }));
 
 describe("the prod tenants", () => {
@@ -45,11 +49,12 @@ describe("the prod tenants", () => {
     expect(waitsFor(registrations, clusterClass, one(registrations, "kubernetes:runtime.cluster.x-k8s.io/v1beta2:ExtensionConfigPatch"))).toBe(true);
   });
 
-  it.each(prodTenants)("registers every object of tenant $name", ({ name, namespace }) => {
+  it.each(prodTenants)("registers every object of tenant $name", ({ name, namespace, credentials }) => {
     expect(ofTenant(name, "kubernetes:core/v1:Namespace").map((r) => (r.inputs.metadata as { name: string }).name)).toEqual([namespace]);
     const secrets = ofTenant(name, "kubernetes:core/v1:Secret");
     expect(secrets.filter((r) => !r.readId).map((r) => r.inputs.metadata)).toEqual([
       { name: "hcloud", namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
+      ...credentials.map((credential) => ({ name: `registry-credentials-${credential}`, namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } })),
     ]);
     // CAPI's kubeconfig Secret is only read, never managed.
     expect(secrets.filter((r) => r.readId).map((r) => r.readId)).toEqual([`${namespace}/${name}-kubeconfig`]);
@@ -105,6 +110,32 @@ describe("the prod tenants", () => {
     const drain = one(faulty, commandType, "tenant-payments-load-balancer-drain");
     const cluster = byType(faulty, clusterType).find((r) => r.urn.includes("tenant-payments"))!;
     expect(drain.dependencies).not.toContain(cluster.urn);
+  });
+
+  it("puts the registry credentials into Secrets with CAREN's keys, and the Cilium values into a ConfigMap, all before the Cluster", () => {
+    const tenant = prodTenants.find((t) => t.credentials.length > 0)!;
+    expect(tenant, "a prod tenant with registry credentials").toBeDefined();
+    const cluster = ofTenant(tenant.name, clusterType)[0]!;
+    const secrets = ofTenant(tenant.name, "kubernetes:core/v1:Secret").filter((r) => !r.readId && (r.inputs.metadata as { name: string }).name.startsWith("registry-credentials-"));
+    expect(secrets).toHaveLength(tenant.credentials.length);
+    for (const secret of secrets) {
+      const credential = (secret.inputs.metadata as { name: string }).name.replace("registry-credentials-", "");
+      expect(secret.secretInputs).toContain("stringData");
+      // The stack file's secure values, as the mocks decrypt them.
+      expect(secret.inputs.stringData).toEqual({
+        username: fakeHcloudToken(`capi-fleet:tenantRegistryCredentials.${tenant.name}.${credential}.username`),
+        password: fakeHcloudToken(`capi-fleet:tenantRegistryCredentials.${tenant.name}.${credential}.password`),
+      });
+      expect(waitsFor(registrations, cluster, secret), secret.name).toBe(true);
+    }
+    const configMaps = byType(registrations, "kubernetes:core/v1:ConfigMap").filter((r) => r.urn.includes("-cilium-values"));
+    expect(configMaps.length).toBeGreaterThan(0);
+    for (const configMap of configMaps) {
+      const owner = prodTenants.find((t) => configMap.urn.includes(`tenant-${t.name}`))!;
+      expect(configMap.inputs.metadata).toMatchObject({ name: "capi-fleet-cilium-values", namespace: owner.namespace });
+      expect(Object.keys(configMap.inputs.data as Record<string, string>)).toEqual(["values.yaml"]);
+      expect(waitsFor(registrations, ofTenant(owner.name, clusterType)[0]!, configMap)).toBe(true);
+    }
   });
 
   it("keeps every tenant token out of plain inputs", () => {

@@ -2,6 +2,7 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
+import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/caren-cluster-config";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { hcloudSecret } from "../../infra/model/hetzner-cluster-class";
 import {
@@ -33,6 +34,11 @@ export interface TenantClusterArgs {
   tenant: TenantClusterSettings;
   /** hcloud API token of the tenant's own Hetzner project (a Pulumi secret). */
   hcloudToken: pulumi.Input<string>;
+  /**
+   * Registry credentials by the name the tenant's `imageRegistries` / `globalImageRegistryMirror`
+   * reference (Pulumi secrets); each becomes a Secret in the tenant's namespace that CAREN reads.
+   */
+  registryCredentials?: Record<string, { username: pulumi.Input<string>; password: pulumi.Input<string>; caCrt?: pulumi.Input<string> }>;
   /** The ClusterClass; the Cluster depends on it, so it is deleted first. */
   clusterClass: pulumi.Resource;
   /**
@@ -120,6 +126,35 @@ export class TenantCluster extends pulumi.ComponentResource {
       },
       { parent: this, provider: hcloudProvider },
     );
+    // What CAREN reads from the tenant's namespace while it patches and installs: the registry
+    // credentials and the Cilium values. The Cluster waits for them.
+    const credentials = Object.entries(args.registryCredentials ?? {}).map(
+      ([credentialsName, { username, password, caCrt }]) =>
+        new k8s.core.v1.Secret(
+          `${name}-${registryCredentialsSecretName(credentialsName)}`,
+          {
+            metadata: { name: registryCredentialsSecretName(credentialsName), namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
+            stringData: pulumi.secret(
+              pulumi.all([username, password, caCrt]).apply(([user, pass, ca]) => ({
+                [registryCredentialsKeys.username]: user,
+                [registryCredentialsKeys.password]: pass,
+                ...(ca ? { [registryCredentialsKeys.caCrt]: ca } : {}),
+              })),
+            ),
+          },
+          child([namespace]),
+        ),
+    );
+    const ciliumData = ciliumValuesData(tenant);
+    const ciliumValues = ciliumData
+      ? [
+          new k8s.core.v1.ConfigMap(
+            `${name}-cilium-values`,
+            { metadata: { name: ciliumValuesConfigMapName, namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } }, data: ciliumData },
+            child([namespace]),
+          ),
+        ]
+      : [];
     const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map((manifest) =>
       facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
     );
@@ -145,7 +180,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       name,
       clusterInputs,
       {
-        ...child([namespace, secret, this.firewall, ...addons, args.clusterClass, args.carenReady]),
+        ...child([namespace, secret, ...credentials, ...ciliumValues, this.firewall, ...addons, args.clusterClass, args.carenReady]),
         // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
         // CAPI has removed the servers and load balancers, and only then deletes the Secret
         // with the token CAPH needs for that. An hour covers a slow cluster teardown.

@@ -134,11 +134,11 @@ describe("the advertise-address script as shipped", () => {
     const patches = (hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() }).clusterClass.spec as { patches: { definitions?: { jsonPatches: { path: string; valueFrom: { template?: string } }[] }[] }[] }).patches;
     const templatesOf = (suffix: string) =>
       patches.flatMap((patch) => patch.definitions ?? []).flatMap((definition) => definition.jsonPatches).filter((jsonPatch) => jsonPatch.path.endsWith(suffix)).map((jsonPatch) => jsonPatch.valueFrom.template ?? "");
-    const [controlPlane] = templatesOf("/kubeadmConfigSpec/preKubeadmCommands");
-    const [worker] = templatesOf("/template/spec/preKubeadmCommands");
-    const lines = (text: string | undefined) => (text ?? "").split("\n");
-    expect(lines(controlPlane).map((line) => line.split(" ")[1])).toEqual([installKubernetesScriptPath, advertisePrivateAddressScriptPath]);
-    expect(lines(worker).map((line) => line.split(" ")[1])).toEqual([installKubernetesScriptPath]);
+    // One insert per command, at its index in front of the template's seed command.
+    const commands = (prefix: string) =>
+      [0, 1].flatMap((index) => templatesOf(`${prefix}/preKubeadmCommands/${index}`)).map((template) => (JSON.parse(template) as string).split(" ")[0]);
+    expect(commands("/kubeadmConfigSpec")).toEqual([installKubernetesScriptPath, advertisePrivateAddressScriptPath]);
+    expect(commands("/template/spec")).toEqual([installKubernetesScriptPath]);
   });
 
   it("passes shellcheck (Debian's package)", () => {

@@ -1,3 +1,4 @@
+import { isIP } from "node:net";
 import { z } from "zod";
 import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
@@ -357,8 +358,21 @@ const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, 
 const workerPoolSchema = strictObject({
   /** MachineDeployment name inside the tenant, e.g. md-0. */
   name: dnsLabel(),
-  /** Number of worker servers; 0 keeps the pool defined but empty. */
-  replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }),
+  /** Number of worker servers; 0 keeps the pool defined but empty. Exclusive with `autoscaling`. */
+  replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }).optional(),
+  /**
+   * Let the cluster autoscaler (CAREN's `addons.clusterAutoscaler`) size the pool between these
+   * bounds; exclusive with `replicas` (cluster-autoscaler.ts says what CAPI then does). `minSize`
+   * is at least 1: scaling from zero needs the autoscaler to read the server type's capacity,
+   * which the RBAC of CAREN's chart values does not allow for HCloudMachineTemplates
+   * (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+   * charts/cluster-api-runtime-extensions-nutanix/addons/cluster-autoscaler/values-template.yaml
+   * grants it for AWS, Docker and Nutanix templates only).
+   */
+  autoscaling: strictObject({
+    minSize: z.int().min(1, { error: "must be 1 or more; allowed: 1 to 100 (scaling from zero does not work on Hetzner with CAREN's autoscaler: it cannot read HCloudMachineTemplate capacity)" }).max(100, { error: "must be at most 100 per pool; allowed: 1 to 100" }),
+    maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }),
+  }).optional(),
   /** hcloud server type of the workers. */
   machineType: serverType,
   /** Location of the pool's servers; must be one of the tenant's regions. */
@@ -370,6 +384,60 @@ const workerPoolSchema = strictObject({
    * Hetzner caps a group at 10 servers, so the pool may then have at most 9 replicas.
    */
   placementGroup: z.boolean().default(false),
+});
+
+/** CAREN's `kubeProxy.mode` values (`disabled`: Cilium replaces kube-proxy). */
+export const kubeProxyModes = ["iptables", "nftables", "disabled"] as const;
+
+/**
+ * A host name or IP address as CAREN's `ntp.servers` rule takes it
+ * (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: api/v1alpha1/clusterconfig_types.go, NTP).
+ */
+const ntpServer = z.string().check((ctx) => {
+  const value = ctx.value;
+  if (isIP(value) === 0 && (value.length > 253 || !/^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\.?$/.test(value))) {
+    ctx.issues.push({ code: "custom", input: value, message: `${formatValue(value)} is not an NTP server; allowed: an IP address or a lower-case host name such as 0.de.pool.ntp.org` });
+  }
+});
+
+/** An http:// or https:// URL (CAREN's registry fields: `format: uri`, `pattern: ^https?://`). */
+function httpUrl(what: string) {
+  return z.string().check((ctx) => {
+    let url: URL | undefined;
+    try {
+      url = new URL(ctx.value);
+    } catch {
+      url = undefined;
+    }
+    if (!url || !["http:", "https:"].includes(url.protocol) || !url.hostname || !/^https?:\/\//.test(ctx.value) || ctx.value.length > 2048) {
+      ctx.issues.push({ code: "custom", input: ctx.value, message: `${formatValue(ctx.value)} is not ${what}; allowed: an http:// or https:// URL such as https://registry.example.com` });
+    }
+  });
+}
+
+/**
+ * Registry credentials: the name of an entry of the secret config key
+ * `tenantRegistryCredentials.<tenant>` (username, password, optional caCrt), from which the
+ * program creates a Secret in the tenant's namespace for CAREN to read.
+ */
+const registryCredentialsRef = dnsLabel(40).optional();
+
+const imageRegistrySchema = strictObject({
+  /** Registry URL, e.g. https://registry.example.com (CAREN `imageRegistries[].url`). */
+  url: httpUrl("a registry URL"),
+  /** Name of the credentials in `tenantRegistryCredentials.<tenant>`; none for a public registry. */
+  credentials: registryCredentialsRef,
+});
+
+/** A login name cloud-init can create (lower-case, as useradd takes it by default). */
+const userName = z.string().check((ctx) => {
+  if (!/^[a-z_][a-z0-9_-]{0,31}$/.test(ctx.value) || ctx.value === "root") {
+    ctx.issues.push({
+      code: "custom",
+      input: ctx.value,
+      message: `${formatValue(ctx.value)} is not allowed as a user name; allowed: up to 32 lower-case letters, digits, '_' or '-', starting with a letter or '_', not root`,
+    });
+  }
 });
 
 const tenantSchema = strictObject({
@@ -404,6 +472,15 @@ const tenantSchema = strictObject({
   }).default("lb11"),
   /** Worker pools (MachineDeployments). */
   workers: z.array(workerPoolSchema).min(1, { error: "needs at least one worker pool" }),
+  /**
+   * Node Feature Discovery, installed by CAREN's `addons.nfd` handler into the workload cluster
+   * (labels nodes with their CPU, kernel and PCI features); absent means not installed.
+   */
+  nfd: strictObject({
+    strategy: z.enum(cniStrategies, {
+      error: (issue) => `${formatValue(issue.input)} is not a CAREN addon strategy; ${oneOf(cniStrategies)}`,
+    }).default("HelmAddon"),
+  }).optional(),
   /** Cluster networking. Defaults follow CAPH's examples. */
   network: strictObject({
     /** hcloud private network of the tenant's servers. */
@@ -428,9 +505,51 @@ const tenantSchema = strictObject({
     strategy: z.enum(cniStrategies, {
       error: (issue) => `${formatValue(issue.input)} is not a CAREN addon strategy; ${oneOf(cniStrategies)}`,
     }).default("HelmAddon"),
-    /** Replace kube-proxy with Cilium (CAREN sets kubeProxy.mode: disabled). */
+    /** Replace kube-proxy with Cilium: the same as `kubeProxy.mode: disabled` (kept for existing stacks). */
     kubeProxyReplacement: z.boolean().default(false),
+    /**
+     * Cilium Helm values (a mapping). The program puts them in a ConfigMap in the tenant's
+     * namespace and points `addons.cni.values.sourceRef` at it; they replace CAREN's default
+     * values template as a whole (HelmAddon strategy only).
+     */
+    values: z.record(z.string(), z.unknown()).optional(),
   }).prefault({ provider: "cilium" }),
+  /** kube-proxy (CAREN `kubeProxy.mode`); fixed once the cluster exists. Unset: kubeadm's default, iptables. */
+  kubeProxy: strictObject({
+    mode: z.enum(kubeProxyModes, {
+      error: (issue) => `${formatValue(issue.input)} is not a kube-proxy mode; ${oneOf(kubeProxyModes)} (disabled: Cilium replaces kube-proxy)`,
+    }),
+  }).optional(),
+  /** Time servers of every node (CAREN `ntp.servers`); unset: the image's default. */
+  ntp: strictObject({
+    servers: z.array(ntpServer).min(1, { error: "needs at least one server" }).max(16, { error: "must list at most 16 servers" }),
+  }).optional(),
+  /** HTTP proxy for containerd and kubelet on every node (CAREN `proxy`). */
+  proxy: strictObject({
+    http: httpUrl("a proxy URL").optional(),
+    https: httpUrl("a proxy URL").optional(),
+    /** Added to the no-proxy list CAREN computes (localhost, pod and service ranges, cluster domains). CAREN `proxy.additionalNo`. */
+    additionalNoProxy: z.array(z.string().min(1).max(253)).max(128, { error: "must list at most 128 entries" }).optional(),
+  }).optional(),
+  /** Registries the nodes pull from, with optional credentials (CAREN `imageRegistries`). */
+  imageRegistries: z.array(imageRegistrySchema).max(32, { error: "must list at most 32 registries" }).optional(),
+  /** A mirror for every registry (CAREN `globalImageRegistryMirror`). */
+  globalImageRegistryMirror: strictObject({
+    url: httpUrl("a mirror URL"),
+    credentials: registryCredentialsRef,
+  }).optional(),
+  /** Login users on every node (CAREN `users`), SSH keys only (no passwords). */
+  users: z
+    .array(
+      strictObject({
+        name: userName,
+        sshAuthorizedKeys: z.array(sshPublicKey).min(1, { error: "needs at least one key: a user without one cannot log in" }).max(100),
+        /** A sudoers specification such as "ALL=(ALL) NOPASSWD:ALL"; unset: no sudo. */
+        sudo: z.string().min(1).max(256).optional(),
+      }),
+    )
+    .max(32, { error: "must list at most 32 users" })
+    .optional(),
   /**
    * CAREN deletes the tenant's LoadBalancer Services before the Cluster goes away, so
    * hcloud load balancers are not orphaned. `false` writes the opt-out annotation

@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
-import type { CarenExtensionNames } from "./caren-extensions";
+import type { CarenExtensionNames, CarenSchemaProvider } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
-import { cniStrategies, hetznerLocations, loadBalancerTypes } from "./fleet-config";
+import { hetznerLocations, loadBalancerTypes } from "./fleet-config";
 import { hcloudCcmSecretName } from "./hcloud-ccm-values";
 import {
   advertisePrivateAddressScript,
@@ -15,15 +15,17 @@ import {
 /**
  * The fleet's one ClusterClass for Hetzner Cloud and its templates, as plain manifests.
  *
- * Variable schema: an inline schema, not one CAREN discovers. CAREN's
- * generic schema (`genericclusterconfigvars-dv`) has no `addons`, so with it a tenant could
- * not ask CAREN for Cilium; borrowing the Docker schema (option B) would publish dozens of
- * fields that do nothing on Hetzner (`docker.*`, CSI/CCM providers CAREN cannot install
- * here) and let CAPI accept them silently. The inline schema declares exactly what works:
- * `clusterConfig.addons.cni` (Cilium, with a required `strategy`: CAREN's Cilium handler
- * fails on an empty one) and `clusterConfig.kubeProxy.mode`. The class calls only CAREN's
- * GeneratePatches handlers; its lifecycle hooks read the `clusterConfig` variable by name,
- * whatever schema declared it.
+ * Variable schema: `clusterConfig` is not declared here; CAREN publishes it. CAPI hands an
+ * external patch only the variables its own `discoverVariablesExtension` defined
+ * (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/topology/cluster/patches/engine.go,
+ * `definitionsForPatch`), so each CAREN patch entry names CAREN's discovery handler, and an
+ * inline `clusterConfig` next to it would be refused as a conflicting schema
+ * (internal/controllers/clusterclass/clusterclass_controller.go,
+ * `addDefinitionToExistingStatusVariable`; two identical discovered schemas are accepted). The
+ * schema is the one of CAREN's Docker provider ({@link carenClusterConfigSchema}): CAREN's
+ * generic schema has no `addons` (no Cilium), and the other providers' need their own
+ * infrastructure or restrict `kubeProxy.mode`. The stack config (fleet-config.ts) stays the
+ * interface and allows only what works on Hetzner; docs/architecture.md has the trade-offs.
  */
 
 /** Namespace of the ClusterClass and its templates; tenant Clusters reference it across namespaces. */
@@ -65,10 +67,17 @@ export const classVariables = {
   workerPlacementGroup: "hcloudWorkerPlacementGroup",
 } as const;
 
+/**
+ * Whose `clusterConfig` schema the class takes from CAREN (`<provider>clusterconfigvars-dv`):
+ * the Docker one, the only one with both `addons` and the full `kubeProxy.mode` enum that needs
+ * no provider of its own (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+ * api/v1alpha1/crds/caren.nutanix.com_dockerclusterconfigs.yaml; the EKS one allows only
+ * `disabled`, the generic one has no `addons`).
+ */
+export const carenClusterConfigSchema: CarenSchemaProvider = "docker";
+
 /** CAREN's Cilium addon: the only CNI its lifecycle hooks install on a HetznerCluster. */
 export const carenCniProviders = ["Cilium"] as const;
-/** kube-proxy modes of CAREN's `kubeProxy.mode` (`disabled` makes Cilium replace it). */
-export const kubeProxyModes = ["iptables", "nftables", "disabled"] as const;
 
 /**
  * Secret with the tenant's hcloud token, in the Cluster's namespace (CAPH's quickstart name
@@ -189,9 +198,11 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
       },
     }),
     // A server that stays unhealthy is first rebooted once, then replaced by CAPI.
-    remediation: template(apiVersions.hetzner, "HCloudRemediationTemplate", "remediation", {
-      template: { spec: { strategy: { type: "Reboot", retryLimit: 1, timeout: "180s" } } },
-    }),
+    remediation: movedByClusterctl(
+      template(apiVersions.hetzner, "HCloudRemediationTemplate", "remediation", {
+        template: { spec: { strategy: { type: "Reboot", retryLimit: 1, timeout: "180s" } } },
+      }),
+    ),
   };
 }
 
@@ -208,10 +219,19 @@ function externalCloudProviderRegistration() {
 }
 
 /**
+ * The first entry of every template's `preKubeadmCommands`, harmless and idempotent (kubeadm's
+ * patch directory, where CAREN's kubelet patches land). It exists so that the list is never
+ * empty (v1beta2 refuses an empty list, minItems 1) and the `kubernetes-install` patch can
+ * insert at index 0 instead of setting the whole list: CAREN's GeneratePatches append their own
+ * commands (containerd reconfiguration), and a whole-list `add` running after them would drop
+ * those silently, whatever the patch order. CAPI refuses `replace .../0` on a template.
+ */
+export const preKubeadmCommandsSeed = `mkdir -p ${kubeadmPatchesDirectory}`;
+
+/**
  * The install script as a file, and on control planes the script that makes kubeadm advertise
- * the private address (the tenant firewall closes the public one). The commands that run them
- * come from the `kubernetes-install` patch, which sets the whole `preKubeadmCommands` list:
- * v1beta2 refuses an empty list (minItems 1), and CAREN's patches later append to it.
+ * the private address (the tenant firewall closes the public one); the commands that run them
+ * come from the `kubernetes-install` patch, in front of {@link preKubeadmCommandsSeed}.
  */
 function nodeBootstrapFiles(role: "control-plane" | "worker") {
   const script = (path: string, content: string) => ({ path, owner: "root:root", permissions: "0755", content });
@@ -220,7 +240,19 @@ function nodeBootstrapFiles(role: "control-plane" | "worker") {
       script(installKubernetesScriptPath, installKubernetesScript),
       ...(role === "control-plane" ? [script(advertisePrivateAddressScriptPath, advertisePrivateAddressScript)] : []),
     ],
+    preKubeadmCommands: [preKubeadmCommandsSeed],
   };
+}
+
+/**
+ * `clusterctl move` (the fleet backup) takes the class's templates along through the ownerReferences
+ * CAPI gives them, which it sets on every template but the remediation one
+ * (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/clusterclass/clusterclass_controller.go,
+ * reconcileExternalReferences); an object labelled `clusterctl.cluster.x-k8s.io/move` is moved anyway
+ * (cmd/clusterctl/client/cluster/objectgraph.go, objMetaToNode).
+ */
+function movedByClusterctl(manifest: Manifest): Manifest {
+  return { ...manifest, metadata: { ...manifest.metadata, labels: { ...manifest.metadata.labels, "clusterctl.cluster.x-k8s.io/move": "" } } };
 }
 
 function template(apiVersion: string, kind: string, role: string, spec: Record<string, unknown>): Manifest {
@@ -230,7 +262,7 @@ function template(apiVersion: string, kind: string, role: string, spec: Record<s
 
 const stringEnum = (values: readonly string[]) => ({ type: "string", enum: [...values] });
 
-/** The class variables (inline schemas: option C, see the module comment). */
+/** The class's own variables (inline schemas); `clusterConfig` comes from CAREN (see the module comment). */
 export function clusterClassVariables(): Record<string, unknown>[] {
   const variable = (name: string, required: boolean, openAPIV3Schema: Record<string, unknown>) => ({
     name,
@@ -239,36 +271,6 @@ export function clusterClassVariables(): Record<string, unknown>[] {
   });
   const names = classVariables;
   return [
-    variable(names.clusterConfig, true, {
-      type: "object",
-      description: "CAREN cluster configuration; only the parts CAREN supports on Hetzner.",
-      properties: {
-        addons: {
-          type: "object",
-          properties: {
-            cni: {
-              type: "object",
-              required: ["provider", "strategy"],
-              properties: {
-                provider: stringEnum(carenCniProviders),
-                strategy: stringEnum(cniStrategies),
-                values: {
-                  type: "object",
-                  properties: {
-                    sourceRef: {
-                      type: "object",
-                      required: ["kind", "name"],
-                      properties: { kind: stringEnum(["ConfigMap"]), name: { type: "string", minLength: 1 } },
-                    },
-                  },
-                },
-              },
-            },
-          },
-        },
-        kubeProxy: { type: "object", properties: { mode: stringEnum(kubeProxyModes) } },
-      },
-    }),
     variable(names.regions, true, { type: "array", minItems: 1, items: stringEnum(hetznerLocations) }),
     variable(names.network, true, {
       type: "object",
@@ -305,19 +307,22 @@ const fromVariable = (path: string, variable: string): JsonPatch => ({ op: "add"
 const fromTemplate = (path: string, template: string): JsonPatch => ({ op: "add", path, valueFrom: { template } });
 const nonEmpty = (variable: string) => `{{ if .${variable} }}true{{ end }}`;
 /**
- * A template rendering a YAML list: the install command for a version expression, then on
- * control planes the advertise-address script (after the install, so that its failure can
- * take the installed kubeadm out of the way).
+ * JSON patches that put the node's commands in front of `preKubeadmCommands`, in order: the
+ * install command for a version expression, then on control planes the advertise-address
+ * script (after the install, so that its failure can take the installed kubeadm out of the
+ * way). Each is an insert at a fixed index, so commands that other patches appended stay.
  */
-const commandList = (versionTemplate: string, role: "control-plane" | "worker") =>
-  [installKubernetesCommand(versionTemplate), ...(role === "control-plane" ? [advertisePrivateAddressScriptPath] : [])].map((command) => `- ${command}`).join("\n");
+const commandInserts = (listPath: string, versionTemplate: string, role: "control-plane" | "worker"): JsonPatch[] =>
+  [installKubernetesCommand(versionTemplate), ...(role === "control-plane" ? [advertisePrivateAddressScriptPath] : [])].map((command, index) =>
+    // A JSON string is a YAML scalar CAPI parses back to the same string.
+    fromTemplate(`${listPath}/${index}`, JSON.stringify(command)),
+  );
 
 /**
  * Patches, applied in order: the Hetzner settings and the per-node Kubernetes install
  * first, then CAREN's generic cluster and worker patches, which append their own
- * preKubeadmCommands (the containerd reconfiguration) after the install. The class's own
- * patches replace whole fields (`add`), because CAPI applies them as plain JSON patches
- * that cannot append to a list the template does not have.
+ * preKubeadmCommands (the containerd reconfiguration). Both CAREN entries take the
+ * `clusterConfig` schema from CAREN's discovery handler, so CAPI passes them the variable.
  */
 export function clusterClassPatches(caren: CarenExtensionNames): Record<string, unknown>[] {
   const names = classVariables;
@@ -390,15 +395,21 @@ export function clusterClassPatches(caren: CarenExtensionNames): Record<string, 
       definitions: [
         {
           selector: controlPlane,
-          jsonPatches: [fromTemplate(`${spec}/kubeadmConfigSpec/preKubeadmCommands`, commandList("{{ .builtin.controlPlane.version }}", "control-plane"))],
+          jsonPatches: commandInserts(`${spec}/kubeadmConfigSpec/preKubeadmCommands`, "{{ .builtin.controlPlane.version }}", "control-plane"),
         },
         {
           selector: workerBootstrap,
-          jsonPatches: [fromTemplate(`${spec}/preKubeadmCommands`, commandList("{{ .builtin.machineDeployment.version }}", "worker"))],
+          jsonPatches: commandInserts(`${spec}/preKubeadmCommands`, "{{ .builtin.machineDeployment.version }}", "worker"),
         },
       ],
     },
-    { name: "caren-cluster", external: { generatePatchesExtension: caren.clusterPatches("generic") } },
-    { name: "caren-workers", external: { generatePatchesExtension: caren.workerPatches("generic") } },
+    {
+      name: "caren-cluster",
+      external: { generatePatchesExtension: caren.clusterPatches("generic"), discoverVariablesExtension: caren.clusterConfigVariables(carenClusterConfigSchema) },
+    },
+    {
+      name: "caren-workers",
+      external: { generatePatchesExtension: caren.workerPatches("generic"), discoverVariablesExtension: caren.clusterConfigVariables(carenClusterConfigSchema) },
+    },
   ];
 }

@@ -5,7 +5,7 @@ import { readStackConfig } from "../../tests/stack-files";
 import { carenExtensionNames, loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { fleetConfigSchema } from "./fleet-config";
-import { hetznerClusterClassManifests } from "./hetzner-cluster-class";
+import { classVariables, hetznerClusterClassManifests } from "./hetzner-cluster-class";
 import {
   hcloudCcmProxy,
   hcloudCsiProxy,
@@ -35,7 +35,12 @@ type Topology = {
 };
 const topologyOf = (tenant: TenantClusterSettings) => (tenantClusterManifest(tenant).spec as { topology: Topology }).topology;
 
-/** Checks topology variables like CAPI does: declared, required ones present, values valid against the class's schema. */
+/**
+ * Checks topology variables like CAPI does: declared, required ones present, values valid against
+ * the class's schema. `clusterConfig` is declared by CAREN's discovery, not by the class: its
+ * value is checked against CAREN's own schema in tests/caren-schema.test.ts and by CAPI in
+ * tests/capi-in-the-loop.test.ts.
+ */
 function variableProblems(variables: { name: string; value: unknown }[]): string[] {
   const ajv = new Ajv({ strict: false, allErrors: true });
   const problems: string[] = [];
@@ -49,7 +54,8 @@ function variableProblems(variables: { name: string; value: unknown }[]): string
     if (!validate(value.value)) problems.push(`${definition.name}: ${ajv.errorsText(validate.errors)}`);
   }
   for (const variable of variables) {
-    if (!classSpec.variables.some((definition) => definition.name === variable.name)) problems.push(`${variable.name}: not declared by the class`);
+    const declared = variable.name === classVariables.clusterConfig || classSpec.variables.some((definition) => definition.name === variable.name);
+    if (!declared) problems.push(`${variable.name}: not declared by the class`);
   }
   return problems;
 }
@@ -78,18 +84,36 @@ describe("a tenant Cluster", () => {
     }
   });
 
-  it("would be refused without a CNI strategy (negative control for the schema check)", () => {
-    const variables = topologyOf(payments).variables.map((variable) =>
-      variable.name === "clusterConfig" ? { ...variable, value: { addons: { cni: { provider: "Cilium" } } } } : variable,
-    );
-    expect(variableProblems(variables).join()).toContain("must have required property 'strategy'");
+  it("would be refused with a region outside the schema (negative control for the schema check)", () => {
+    const variables = topologyOf(payments).variables.map((variable) => (variable.name === classVariables.regions ? { ...variable, value: ["xyz1"] } : variable));
+    expect(variableProblems(variables).join()).toContain("hcloudRegions: data/0 must be equal to one of the allowed values");
     expect(variableProblems([...variables, { name: "loadBalancerGC", value: false }]).join()).toContain("loadBalancerGC: not declared");
   });
 
   it("asks CAREN for Cilium with the configured strategy, and for kube-proxy replacement when asked", () => {
     const clusterConfig = (tenant: TenantClusterSettings) => topologyOf(tenant).variables.find((v) => v.name === "clusterConfig")!.value;
-    expect(clusterConfig(payments)).toEqual({ addons: { cni: { provider: "Cilium", strategy: "HelmAddon" } }, kubeProxy: { mode: "disabled" } });
+    expect(clusterConfig(payments)).toMatchObject({
+      addons: { cni: { provider: "Cilium", strategy: "HelmAddon", values: { sourceRef: { kind: "ConfigMap", name: "capi-fleet-cilium-values" } } } },
+      kubeProxy: { mode: "disabled" },
+    });
     expect(clusterConfig(tenants.find((t) => t.name === "edge")!)).toEqual({ addons: { cni: { provider: "Cilium", strategy: "HelmAddon" } } });
+    // The back-compat spelling means the same mode.
+    const legacy = { ...payments, kubeProxy: undefined, cni: { ...payments.cni, kubeProxyReplacement: true } };
+    expect((clusterConfig(legacy) as { kubeProxy: unknown }).kubeProxy).toEqual({ mode: "disabled" });
+  });
+
+  it("maps each CAREN setting to CAREN's field (additionalNoProxy → proxy.additionalNo, credentials → a Secret reference)", () => {
+    const clusterConfig = topologyOf(payments).variables.find((v) => v.name === "clusterConfig")!.value as Record<string, unknown>;
+    expect(clusterConfig.ntp).toEqual({ servers: payments.ntp!.servers });
+    expect(clusterConfig.proxy).toEqual({ http: payments.proxy!.http, https: payments.proxy!.https, additionalNo: payments.proxy!.additionalNoProxy });
+    expect(clusterConfig.imageRegistries).toEqual(
+      payments.imageRegistries!.map((registry) => ({ url: registry.url, credentials: { secretRef: { name: `registry-credentials-${registry.credentials!}` } } })),
+    );
+    expect(clusterConfig.globalImageRegistryMirror).toEqual({
+      url: payments.globalImageRegistryMirror!.url,
+      credentials: { secretRef: { name: `registry-credentials-${payments.globalImageRegistryMirror!.credentials!}` } },
+    });
+    expect(clusterConfig.users).toEqual(payments.users!.map((user) => ({ name: user.name, sshAuthorizedKeys: user.sshAuthorizedKeys, sudo: user.sudo })));
   });
 
   it("maps every worker pool to a MachineDeployment with its own machine type, image and placement group", () => {

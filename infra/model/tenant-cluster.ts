@@ -2,6 +2,8 @@ import { stringify } from "yaml";
 import { catalog, type HelmChartPin } from "./catalog";
 import { firstSubnet, mustParseCidr } from "./cidr";
 import { loadBalancerGcAnnotation } from "./caren-extensions";
+import { carenClusterSettings, carenCniConfig } from "./caren-cluster-config";
+import { clusterAutoscalerStrategy, isAutoscaled, poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
 import { networkZoneOf, type TenantSettings } from "./fleet-config";
 import { hcloudCcmValues } from "./hcloud-ccm-values";
@@ -68,7 +70,8 @@ export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
           machineDeployments: tenant.workers.map((pool) => ({
             class: workerClassName,
             name: pool.name,
-            replicas: pool.replicas,
+            // An autoscaled pool has the autoscaler's bounds and no replicas (cluster-autoscaler.ts).
+            ...(isAutoscaled(pool) ? { metadata: { annotations: poolAutoscalerAnnotations(pool) } } : { replicas: pool.replicas }),
             failureDomain: pool.failureDomain,
             variables: {
               overrides: [
@@ -98,8 +101,12 @@ export function tenantTopologyVariables(tenant: TenantClusterSettings): { name: 
     ...tenant.workers.filter((pool) => pool.placementGroup).map((pool) => workerPlacementGroup(pool.name)),
   ];
   const clusterConfig = {
-    addons: { cni: { provider: "Cilium", strategy: tenant.cni.strategy } },
-    ...(tenant.cni.kubeProxyReplacement ? { kubeProxy: { mode: "disabled" } } : {}),
+    addons: {
+      cni: carenCniConfig(tenant),
+      ...(tenant.workers.some(isAutoscaled) ? { clusterAutoscaler: { strategy: clusterAutoscalerStrategy } } : {}),
+      ...(tenant.nfd ? { nfd: { strategy: tenant.nfd.strategy } } : {}),
+    },
+    ...carenClusterSettings(tenant),
   };
   const names = classVariables;
   return [

@@ -1,4 +1,5 @@
 import { firstSubnet, mustParseCidr } from "./cidr";
+import { kubeProxyModeOf } from "./caren-cluster-config";
 import type { TenantSettings } from "./fleet-config";
 
 /**
@@ -20,7 +21,7 @@ import type { TenantSettings } from "./fleet-config";
  *   new range never reaches the running control plane and new nodes disagree with old ones;
  * - `namespace`: the Cluster, its Secret and its add-ons live there, and Kubernetes objects
  *   cannot move between namespaces: a new namespace deletes the cluster and creates another;
- * - `cni.kubeProxyReplacement` (the kube-proxy mode): CAREN's `kubeProxy.mode` "cannot be
+ * - `kubeProxy.mode` and `cni.kubeProxyReplacement` (the kube-proxy mode): CAREN's `kubeProxy.mode` "cannot be
  *   changed after cluster creation" (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
  *   api/v1alpha1/clusterconfig_types.go, `self == oldSelf`).
  */
@@ -38,6 +39,11 @@ export interface TenantImmutables {
   readonly servicesCidr: string;
   readonly firstRegion: string;
   readonly kubeProxyReplacement: boolean;
+  /**
+   * The kube-proxy mode (`iptables` when unset: kubeadm's default). Absent in records written
+   * before it was recorded: then only `kubeProxyReplacement` is compared.
+   */
+  readonly kubeProxyMode?: string;
 }
 
 /** The config key (below `tenants[i]`) of each field, and why it cannot change. */
@@ -49,6 +55,7 @@ const fields: Readonly<Record<keyof TenantImmutables, { key: string; why: string
   servicesCidr: { key: "network.servicesCidr", why: "kubeadm sets the service range only when the cluster is initialised" },
   firstRegion: { key: "regions[0]", why: "CAPH refuses changes to the API load balancer's region, which is the first region, and keeps the regions in its network zone" },
   kubeProxyReplacement: { key: "cni.kubeProxyReplacement", why: "CAREN's kube-proxy mode cannot be changed after the cluster is created" },
+  kubeProxyMode: { key: "kubeProxy.mode", why: "CAREN's kube-proxy mode cannot be changed after the cluster is created (kubeadm sets it up only when the cluster is initialised)" },
 };
 
 /** What `tenant` would record. */
@@ -61,7 +68,8 @@ export function tenantImmutables(tenant: TenantSettings): TenantImmutables {
     podsCidr: tenant.network.podsCidr,
     servicesCidr: tenant.network.servicesCidr,
     firstRegion,
-    kubeProxyReplacement: tenant.cni.kubeProxyReplacement,
+    kubeProxyReplacement: kubeProxyModeOf(tenant) === "disabled",
+    kubeProxyMode: kubeProxyModeOf(tenant) ?? "iptables",
   };
 }
 
@@ -83,7 +91,8 @@ export function deployedImmutablesFrom(output: unknown): { immutables: Map<strin
   for (const [tenant, entry] of Object.entries(output as Record<string, unknown>)) {
     const record = (typeof entry === "object" && entry !== null ? entry : {}) as Record<string, unknown>;
     const strings = (["nodesCidr", "nodesSubnetCidr", "podsCidr", "servicesCidr", "firstRegion"] as const).every((field) => typeof record[field] === "string");
-    if (strings && typeof record.kubeProxyReplacement === "boolean" && ["string", "undefined"].includes(typeof record.namespace)) {
+    const optionalStrings = (["namespace", "kubeProxyMode"] as const).every((field) => ["string", "undefined"].includes(typeof record[field]));
+    if (strings && typeof record.kubeProxyReplacement === "boolean" && optionalStrings) {
       immutables.set(tenant, record as unknown as TenantImmutables);
     } else {
       ignored.push(tenant);
@@ -108,6 +117,8 @@ export function immutableChanges(tenants: readonly TenantSettings[], deployed: R
     }
     const now = tenantImmutables(tenant);
     for (const field of Object.keys(fields) as (keyof TenantImmutables)[]) {
+      // With the mode recorded, the mode alone reports a change (one problem, not two).
+      if (field === "kubeProxyReplacement" && before.kubeProxyMode !== undefined) continue;
       if (before[field] !== undefined && now[field] !== before[field]) {
         const { key, why } = fields[field];
         changes.push({

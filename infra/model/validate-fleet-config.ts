@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { catalog } from "./catalog";
 import { cidrContains, cidrsOverlap, familiesCoveredEntirely, firstSubnet, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
+import { poolMaxReplicas } from "./cluster-autoscaler";
 import {
   allowedKeysFromMessage,
   k3sClusterNetworks,
@@ -12,7 +13,9 @@ import {
   type GitOpsSettings,
   type HetznerManagementSettings,
   type TenantSettings,
+  type WorkerPoolSettings,
 } from "./fleet-config";
+import { kubeProxyModeOf, registryCredentialNames } from "./caren-cluster-config";
 import { kubeconfigServer } from "./kubeconfig";
 import { reservedNamespaces } from "./platform-namespaces";
 import { SecretValue } from "./secret";
@@ -35,6 +38,8 @@ export const configKeys = {
   hcloudToken: "hcloud:token",
   /** Optional secret GitHub token with which cluster-api-operator fetches the provider releases. */
   githubToken: `${projectName}:githubToken`,
+  /** Secret mapping tenant name → credentials name → registry credentials (`username`, `password`, optional `caCrt`). */
+  tenantRegistryCredentials: `${projectName}:tenantRegistryCredentials`,
   /** Secret Object Storage credentials (`accessKey`, `secretKey`) for the etcd snapshots (`management.backups`). */
   etcdS3Credentials: `${projectName}:etcdS3Credentials`,
 } as const;
@@ -45,6 +50,7 @@ const secretKeys: readonly string[] = [
   configKeys.hcloudToken,
   configKeys.githubToken,
   configKeys.etcdS3Credentials,
+  configKeys.tenantRegistryCredentials,
 ];
 
 /**
@@ -113,7 +119,17 @@ export type Tenant = TenantSettings & {
   readonly namespace: string;
   /** Token of the tenant's own Hetzner project. */
   readonly hcloudToken: SecretValue;
+  /** Registry credentials by the name the tenant's registries reference (`tenantRegistryCredentials.<tenant>`). */
+  readonly registryCredentials: ReadonlyMap<string, RegistryCredentials>;
 };
+
+/** One set of registry credentials; the program writes it into a Secret with CAREN's keys. */
+export interface RegistryCredentials {
+  readonly username: SecretValue;
+  readonly password: SecretValue;
+  /** PEM CA certificate of a registry with a private CA. */
+  readonly caCrt?: SecretValue;
+}
 
 /** The validated fleet config. */
 export interface FleetConfig {
@@ -154,11 +170,14 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   problems.push(...managementProblems(settings), ...tenantProblems(settings));
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
+  const registryCredentials = secrets.registryCredentials(settings.tenants);
   const githubToken = secrets.optional(configKeys.githubToken, "githubToken", githubTokenProblem);
   secrets.checkStoredAsSecrets();
   const tenants = settings.tenants.flatMap((tenant) => {
     const hcloudToken = tokens.get(tenant.name);
-    return hcloudToken ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken }] : [];
+    return hcloudToken
+      ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
+      : [];
   });
   // A missing secret always came with a problem, so this only guards the types.
   if (problems.length > 0 || !management || tenants.length !== settings.tenants.length) {
@@ -344,6 +363,72 @@ class SecretReader {
     return accessKey && secretKey ? { accessKey, secretKey } : undefined;
   }
 
+  /**
+   * Registry credentials from the secret mapping `tenantRegistryCredentials`: every name a
+   * tenant's `imageRegistries[].credentials` or `globalImageRegistryMirror.credentials` uses
+   * must be there, and nothing else.
+   */
+  registryCredentials(tenants: readonly TenantSettings[]): Map<string, Map<string, RegistryCredentials>> {
+    const key = "tenantRegistryCredentials";
+    const result = new Map<string, Map<string, RegistryCredentials>>();
+    const raw = decode(this.input.values[configKeys.tenantRegistryCredentials]);
+    const mappingOf = (value: unknown) => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+    const byTenant = mappingOf(raw) ?? {};
+    if (raw !== undefined && !mappingOf(raw)) {
+      this.problems.push({ path: key, message: "expected a mapping of tenant name to credentials name to { username, password, caCrt }" });
+    }
+    const tenantNames = tenants.map((tenant) => tenant.name);
+    for (const name of Object.keys(byTenant).filter((candidate) => !tenantNames.includes(candidate))) {
+      const suggestion = closestMatch(name, tenantNames);
+      this.problems.push({ path: `${key}.${name}`, message: `no tenant is named "${name}"${suggestion ? `; did you mean "${suggestion}"?` : ""}; tenants: ${tenantNames.join(", ") || "(none)"}` });
+    }
+    const fields = ["username", "password", "caCrt"] as const;
+    for (const tenant of tenants) {
+      const used = registryCredentialNames(tenant);
+      const given = mappingOf(byTenant[tenant.name]) ?? {};
+      if (byTenant[tenant.name] !== undefined && !mappingOf(byTenant[tenant.name])) {
+        this.problems.push({ path: `${key}.${tenant.name}`, message: "expected a mapping of credentials name to { username, password, caCrt }" });
+      }
+      const credentials = new Map<string, RegistryCredentials>();
+      for (const name of Object.keys(given).filter((candidate) => !used.includes(candidate))) {
+        this.problems.push({
+          path: `${key}.${tenant.name}.${name}`,
+          message: `no registry of tenant ${tenant.name} uses it; reference it from imageRegistries[].credentials or globalImageRegistryMirror.credentials, or remove it${used.length > 0 ? ` (used: ${used.join(", ")})` : ""}`,
+        });
+      }
+      for (const name of used) {
+        const at = `${key}.${tenant.name}.${name}`;
+        const entry = mappingOf(given[name]);
+        if (!entry) {
+          this.problems.push({
+            path: at,
+            message: `is required: a registry of tenant ${tenant.name} names these credentials; set them with: pulumi config set --secret --path '${at}.username' <user> and '${at}.password' <password> (optional '${at}.caCrt')`,
+          });
+          continue;
+        }
+        for (const field of Object.keys(entry).filter((candidate) => !(fields as readonly string[]).includes(candidate))) {
+          const suggestion = closestMatch(field, fields);
+          this.problems.push({ path: `${at}.${field}`, message: `unknown key${suggestion ? `; did you mean "${suggestion}"?` : ""}; allowed keys: ${fields.join(", ")}` });
+        }
+        const read = (field: (typeof fields)[number], required: boolean): SecretValue | undefined => {
+          const value = entry[field];
+          if (value === undefined && !required) return undefined;
+          if (typeof value !== "string" || value === "") {
+            this.problems.push({ path: `${at}.${field}`, message: `is required; set it with: pulumi config set --secret --path '${at}.${field}' <value>` });
+            return undefined;
+          }
+          return this.accept(`${at}.${field}`, value, field === "caCrt" ? pemCertificateProblem : () => undefined);
+        };
+        const username = read("username", true);
+        const password = read("password", true);
+        const caCrt = read("caCrt", false);
+        if (username && password) credentials.set(name, { username, password, ...(caCrt ? { caCrt } : {}) });
+      }
+      result.set(tenant.name, credentials);
+    }
+    return result;
+  }
+
   /** Every secret key present must have been stored with --secret. */
   checkStoredAsSecrets(): void {
     for (const key of secretKeys) {
@@ -390,6 +475,13 @@ export function objectStorageKeyProblem(key: string): string | undefined {
   return /^[\x21-\x7e]{16,128}$/.test(key)
     ? undefined
     : `is not an Object Storage key (expected 16 to 128 printable characters without spaces, got ${key.length} characters)`;
+}
+
+/** A PEM certificate (what containerd and the kubelet credential provider read as `ca.crt`). */
+export function pemCertificateProblem(text: string): string | undefined {
+  return /^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\s*$/.test(text.trim() + "\n")
+    ? undefined
+    : "is not a PEM certificate (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)";
 }
 
 /** hcloud API tokens are 64 alphanumeric characters. */
@@ -551,6 +643,7 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
       });
     }
     problems.push(...regionProblems(tenant, at), ...workerProblems(tenant, at));
+    problems.push(...carenSettingProblems(tenant, at));
 
     const ranges: NamedCidr[] = (["nodesCidr", "podsCidr", "servicesCidr"] as const).map((field) => ({
       path: `${at}.network.${field}`,
@@ -602,6 +695,42 @@ function overlapProblems(candidates: readonly NamedCidr[], existing: readonly Na
   return problems;
 }
 
+/**
+ * Combinations of CAREN settings that break:
+ * - kube-proxy replacement with the ClusterResourceSet strategy: CAREN's Cilium CRS manifest is
+ *   static with `kube-proxy-replacement: false` (charts/cluster-api-runtime-extensions-nutanix/
+ *   templates/cni/cilium/manifests/cilium-configmap.yaml at v0.50.0), so its hook waits forever
+ *   for a kube-proxy replacement that never comes;
+ * - Cilium values with the ClusterResourceSet strategy: CAREN reads them for HelmAddon only
+ *   (api/v1alpha1/addon_types.go, "when HelmAddon is the strategy");
+ * - `cni.kubeProxyReplacement: true` next to another `kubeProxy.mode`;
+ * - a proxy with neither http nor https.
+ */
+function carenSettingProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const crs = tenant.cni.strategy === "ClusterResourceSet";
+  if (tenant.cni.kubeProxyReplacement && tenant.kubeProxy && tenant.kubeProxy.mode !== "disabled") {
+    problems.push({
+      path: `${at}.kubeProxy.mode`,
+      message: `${formatValue(tenant.kubeProxy.mode)} contradicts ${at}.cni.kubeProxyReplacement: true (which means disabled); allowed: remove one of them, or set disabled`,
+    });
+  } else if (crs && kubeProxyModeOf(tenant) === "disabled") {
+    problems.push({
+      path: `${at}.cni.strategy`,
+      message:
+        `ClusterResourceSet cannot replace kube-proxy: CAREN's Cilium manifest for it is static with kube-proxy-replacement: false, and its hook would wait forever; ` +
+        "allowed: strategy HelmAddon with kube-proxy replacement, or keep kube-proxy",
+    });
+  }
+  if (crs && tenant.cni.values) {
+    problems.push({ path: `${at}.cni.values`, message: "is used by CAREN with the HelmAddon strategy only; allowed: strategy HelmAddon, or remove the values" });
+  }
+  if (tenant.proxy && !tenant.proxy.http && !tenant.proxy.https) {
+    problems.push({ path: `${at}.proxy`, message: "sets no proxy; allowed: http and/or https (additionalNoProxy only adds exceptions), or remove proxy" });
+  }
+  return problems;
+}
+
 function regionProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const [first] = tenant.regions;
@@ -626,14 +755,7 @@ function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
       problems.push({ path: `${at}.workers[${index}].name`, message: `${formatValue(pool.name)} is already a worker pool of this tenant; pool names must be unique` });
     }
     seen.add(pool.name);
-    if (pool.placementGroup && pool.replicas + 1 > placementGroupServerLimit) {
-      problems.push({
-        path: `${at}.workers[${index}].replicas`,
-        message:
-          `${pool.replicas} replicas do not fit a placement group: Hetzner allows ${placementGroupServerLimit} servers per group and a rolling update adds one; ` +
-          `allowed: at most ${placementGroupServerLimit - 1}, or set ${at}.workers[${index}].placementGroup: false, or split the pool`,
-      });
-    }
+    problems.push(...poolSizeProblems(pool, `${at}.workers[${index}]`));
     if (!tenant.regions.includes(pool.failureDomain)) {
       problems.push({
         path: `${at}.workers[${index}].failureDomain`,
@@ -641,6 +763,41 @@ function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
       });
     }
   });
+  return problems;
+}
+
+/**
+ * A pool is sized either by `replicas` or by the autoscaler (`autoscaling`), never both: CAPI's
+ * topology controller would reset every scale the autoscaler makes (cluster-autoscaler.ts). In
+ * a placement group the most servers it can have, plus one rollout surge, fit Hetzner's limit.
+ */
+function poolSizeProblems(pool: WorkerPoolSettings, at: string): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  const { autoscaling, replicas } = pool;
+  if (autoscaling && replicas !== undefined) {
+    problems.push({
+      path: `${at}.replicas`,
+      message: `${replicas} replicas on an autoscaled pool would undo every scale the autoscaler makes (CAPI's topology controller owns replicas when set); allowed: either replicas or autoscaling, so remove replicas`,
+    });
+  } else if (!autoscaling && replicas === undefined) {
+    problems.push({ path: `${at}.replicas`, message: "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } instead" });
+  }
+  if (autoscaling && autoscaling.minSize > autoscaling.maxSize) {
+    problems.push({
+      path: `${at}.autoscaling.minSize`,
+      message: `${autoscaling.minSize} is above maxSize ${autoscaling.maxSize}; allowed: 1 to ${autoscaling.maxSize}`,
+    });
+  }
+  const largest = poolMaxReplicas(pool);
+  if (pool.placementGroup && largest + 1 > placementGroupServerLimit) {
+    const field = autoscaling ? "autoscaling.maxSize" : "replicas";
+    problems.push({
+      path: `${at}.${field}`,
+      message:
+        `${largest} ${autoscaling ? "as maxSize does" : "replicas do"} not fit a placement group: Hetzner allows ${placementGroupServerLimit} servers per group and a rolling update adds one; ` +
+        `allowed: at most ${placementGroupServerLimit - 1}, or set ${at}.placementGroup: false, or split the pool`,
+    });
+  }
   return problems;
 }
 
@@ -666,7 +823,8 @@ const kubeadmLimits = {
  * (CAPI: `maxSurge` 1).
  */
 function peakServerCount(tenant: TenantSettings): number {
-  const workers = tenant.workers.reduce((sum, pool) => sum + pool.replicas + (pool.replicas > 0 ? 1 : 0), 0);
+  // An autoscaled pool counts at its maxSize: the autoscaler may grow it that far.
+  const workers = tenant.workers.map(poolMaxReplicas).reduce((sum, replicas) => sum + replicas + (replicas > 0 ? 1 : 0), 0);
   return tenant.controlPlane.replicas + 1 + workers;
 }
 
