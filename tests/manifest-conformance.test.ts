@@ -348,6 +348,23 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
       expect(message(response)).toMatch(/preKubeadmCommands/);
     });
 
+    it("rejects a misspelled field of the management servers' Plan (spec.concurency), and a drain timeout of the wrong type", async () => {
+      const plan = await devObject("Plan");
+      const spec = plan.spec as Record<string, unknown>;
+      spec.concurency = spec.concurrency;
+      delete spec.concurrency;
+      const misspelled = await dryRunApply(plan);
+      report.push(`negative control (Plan field): HTTP ${misspelled.status}: ${message(misspelled)}`);
+      expect(misspelled.status).toBeGreaterThanOrEqual(400);
+      expect(message(misspelled)).toMatch(/spec\.concurency/);
+      const wrongType = await devObject("Plan");
+      (wrongType.spec as { drain: Record<string, unknown> }).drain.ignoreDaemonSets = "yes";
+      const response = await dryRunApply(wrongType);
+      report.push(`negative control (Plan field type): HTTP ${response.status}: ${message(response)}`);
+      expect(response.status).toBeGreaterThanOrEqual(400);
+      expect(message(response)).toMatch(/spec\.drain\.ignoreDaemonSets/);
+    });
+
     it("fails on warnings too: a deprecated apiVersion (v1beta1 Cluster) is accepted with a Warning header", async () => {
       const cluster: KubeObject = {
         apiVersion: "cluster.x-k8s.io/v1beta1",

@@ -101,6 +101,16 @@ export const crdSources: readonly CrdSource[] = [
     labels: { "cluster.x-k8s.io/v1beta1": "v1beta1" },
   },
   {
+    // The management servers' Plan (hetzner mode): the CRD the controller registers from this
+    // very file when it starts (rancher/system-upgrade-controller@v0.20.1: pkg/crds/crds.go).
+    // The proxy serves the module at the pinned tag (only its version list answers 403).
+    name: "system-upgrade-controller",
+    module: "github.com/rancher/system-upgrade-controller",
+    version: catalog.systemUpgradeController.version,
+    dirs: ["pkg/crds/yaml/generated"],
+    groups: ["upgrade.cattle.io"],
+  },
+  {
     name: "CAREN",
     module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix",
     version: catalog.caren.chart.version,
