@@ -134,9 +134,11 @@ describe("the advertise-address script as shipped", () => {
     const patches = (hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() }).clusterClass.spec as { patches: { definitions?: { jsonPatches: { path: string; valueFrom: { template?: string } }[] }[] }[] }).patches;
     const templatesOf = (suffix: string) =>
       patches.flatMap((patch) => patch.definitions ?? []).flatMap((definition) => definition.jsonPatches).filter((jsonPatch) => jsonPatch.path.endsWith(suffix)).map((jsonPatch) => jsonPatch.valueFrom.template ?? "");
-    // One insert per command, at its index in front of the template's seed command.
+    // One prepend per command, applied in order: the last prepended runs first.
     const commands = (prefix: string) =>
-      [0, 1].flatMap((index) => templatesOf(`${prefix}/preKubeadmCommands/${index}`)).map((template) => (JSON.parse(template) as string).split(" ")[0]);
+      templatesOf(`${prefix}/preKubeadmCommands/0`)
+        .map((template) => (JSON.parse(template) as string).split(" ")[0])
+        .reverse();
     expect(commands("/kubeadmConfigSpec")).toEqual([installKubernetesScriptPath, advertisePrivateAddressScriptPath]);
     expect(commands("/template/spec")).toEqual([installKubernetesScriptPath]);
   });

@@ -147,7 +147,7 @@ describe("the kubelet install", () => {
     ]);
   });
 
-  it("inserts its commands at fixed indexes of a seeded preKubeadmCommands list, never setting the whole list (CAREN's appended commands stay)", () => {
+  it("prepends its commands to a seeded preKubeadmCommands list, never setting the whole list (CAREN's appended commands stay)", () => {
     const text = JSON.stringify(templates);
     expect(text).not.toMatch(/"(files|preKubeadmCommands|postKubeadmCommands|mounts)":\[\]/);
     const seeded = [
@@ -157,9 +157,10 @@ describe("the kubelet install", () => {
     expect(seeded).toEqual([[preKubeadmCommandsSeed], [preKubeadmCommandsSeed]]);
     const install = spec.patches.find((patch) => patch.name === "kubernetes-install") as { definitions: { jsonPatches: { op: string; path: string }[] }[] };
     const paths = install.definitions.flatMap((definition) => definition.jsonPatches.map((jsonPatch) => `${jsonPatch.op} ${jsonPatch.path}`));
+    // CAPI's webhook takes "0" (prepend) or "-" (append) only: every command is prepended.
     expect(paths).toEqual([
       "add /spec/template/spec/kubeadmConfigSpec/preKubeadmCommands/0",
-      "add /spec/template/spec/kubeadmConfigSpec/preKubeadmCommands/1",
+      "add /spec/template/spec/kubeadmConfigSpec/preKubeadmCommands/0",
       "add /spec/template/spec/preKubeadmCommands/0",
     ]);
   });

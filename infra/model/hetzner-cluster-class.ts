@@ -310,13 +310,16 @@ const nonEmpty = (variable: string) => `{{ if .${variable} }}true{{ end }}`;
  * JSON patches that put the node's commands in front of `preKubeadmCommands`, in order: the
  * install command for a version expression, then on control planes the advertise-address
  * script (after the install, so that its failure can take the installed kubeadm out of the
- * way). Each is an insert at a fixed index, so commands that other patches appended stay.
+ * way). Each is an insert at index 0, so commands that other patches appended stay; CAPI's
+ * webhook takes no other index ("arrays can only be accessed using "0" (prepend) or "-"
+ * (append)", sigs.k8s.io/cluster-api@v1.12.10: internal/webhooks/patch_validation.go), so
+ * the commands are prepended last one first.
  */
 const commandInserts = (listPath: string, versionTemplate: string, role: "control-plane" | "worker"): JsonPatch[] =>
-  [installKubernetesCommand(versionTemplate), ...(role === "control-plane" ? [advertisePrivateAddressScriptPath] : [])].map((command, index) =>
+  [installKubernetesCommand(versionTemplate), ...(role === "control-plane" ? [advertisePrivateAddressScriptPath] : [])]
+    .reverse()
     // A JSON string is a YAML scalar CAPI parses back to the same string.
-    fromTemplate(`${listPath}/${index}`, JSON.stringify(command)),
-  );
+    .map((command) => fromTemplate(`${listPath}/0`, JSON.stringify(command)));
 
 /**
  * Patches, applied in order: the Hetzner settings and the per-node Kubernetes install
