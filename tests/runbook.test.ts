@@ -59,7 +59,7 @@ describe("docs/operations.md", () => {
 
   it("has commands for every section of the runbook", () => {
     expect(commands.length).toBeGreaterThan(40);
-    for (const section of ["Bootstrap from zero", "Add a tenant", "Upgrade a tenant", "Upgrade the platform", "Delete a tenant", "Rotate tokens", "Recover from a failed upgrade"]) {
+    for (const section of ["Bootstrap from zero", "Add a tenant", "Upgrade a tenant", "Upgrade the platform", "Delete a tenant", "Rotate tokens", "Recover from a failed upgrade", "Upgrade the management cluster"]) {
       expect(runbook).toContain(section);
     }
   });

@@ -14,13 +14,14 @@ export function catalogSummary(): CatalogRow[] {
   const c = catalog;
   return [
     { component: "k3s (management)", version: c.k3s.version, why: `the Kubernetes patch CAREN tests on; 1.34 suits CAPI, cert-manager, Flux (${describeRange(c.flux.kubernetes)}) and the CCM` },
+    { component: "system-upgrade-controller", version: c.systemUpgradeController.version, why: "newest release; upgrades the management servers' k3s in place from a Plan" },
     { component: "cert-manager chart", version: c.certManager.chart.version, why: `newest release; supports Kubernetes ${describeRange(c.certManager.kubernetes)}` },
     { component: "cluster-api-operator chart", version: c.clusterApiOperator.chart.version, why: `built on CAPI ${c.clusterApi.version}, the CAPI it installs` },
     { component: "CAPI core + kubeadm", version: c.clusterApi.version, why: `CAREN is built on v1.12 and CAPH supports ≤ ${c.caph.clusterApi.max}; ≥ ${c.kubeletApiAdminRule.minimumClusterApi["1.12"] ?? "?"} for the kubelet-api-admin patches; newest patch the Go proxy serves` },
     { component: "CAPH", version: c.caph.version, why: `newest release; CAPI ${c.caph.clusterApi.min}–${c.caph.clusterApi.max}, Kubernetes ${describeRange(c.caph.workloadKubernetes)}` },
     { component: "CAAPH", version: c.caaph.version, why: "the version CAREN's own tests use" },
     { component: "CAREN chart", version: c.caren.chart.version, why: `newest release; needs CAPI ≥ ${c.caren.minimumClusterApi}; handlers v${carenPatchGeneration(c.caren.chart.version)}` },
-    { component: "Cilium (via CAREN)", version: c.cilium.version, why: `what CAREN ships; Kubernetes ${describeRange(c.cilium.kubernetes)}, which caps tenants below 1.36` },
+    { component: "Cilium (via CAREN)", version: c.cilium.version, why: `the fleet's pin, handed to CAREN's helm-addons ConfigMap; Kubernetes ${describeRange(c.cilium.kubernetes)}, which caps tenants below 1.36` },
     { component: "hcloud CCM chart", version: c.hcloudCloudControllerManager.chart.version, why: `newest release; anything older than ${c.hcloudCloudControllerManager.minimumVersion} breaks on Hetzner's July 2026 API change` },
     { component: "hcloud CSI chart", version: c.hcloudCsi.chart.version, why: `newest release; Kubernetes ${describeRange(c.hcloudCsi.kubernetes)}` },
     { component: "Flux Operator chart", version: c.flux.operatorChart.version, why: "newest release the Go proxy serves" },
