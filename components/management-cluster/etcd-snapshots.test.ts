@@ -59,6 +59,14 @@ describe("management.backups in the stack config", () => {
     ["a bucket name with capitals", (m) => void (backupsOf(m).bucket = "Fleet_Backups"), 'management.backups.bucket: "Fleet_Backups" is not a bucket name; allowed: 3 to 63 lower-case letters'],
     ["a typo", (m) => void (backupsOf(m).retension = 5), 'management.backups.retension: unknown key; did you mean "retention"?'],
     [
+      "an initServer beyond the servers",
+      (m) => {
+        m.servers = 1;
+        m.initServer = 2;
+      },
+      "management.initServer: 2 is not one of the 1 server(s); allowed: 1 to 1",
+    ],
+    [
       "backups without credentials",
       (_m, values) => {
         values[credentialsKey] = "{}";

@@ -43,6 +43,19 @@ describe("k3s server config", () => {
     expect(k3sServerConfig(spec(2))).not.toHaveProperty("cluster-init");
   });
 
+  it("with another initServer (replacing a lost server 1), server 1 joins it and only it starts the cluster with the CA files", () => {
+    // docs/operations.md, "Lost one management server": server 1's replacement must join, not start a second cluster.
+    const joiningFirst = { ...spec(0), initIndex: 1, firstServerIp: "10.0.1.12" };
+    const starting = { ...spec(1), initIndex: 1, firstServerIp: "10.0.1.12" };
+    expect(k3sServerConfig(joiningFirst)).toMatchObject({ server: "https://10.0.1.12:6443" });
+    expect(k3sServerConfig(joiningFirst)).not.toHaveProperty("cluster-init");
+    expect(k3sServerConfig(starting)).toMatchObject({ "cluster-init": true });
+    const tlsFiles = (s: K3sServerSpec) =>
+      (parse(renderK3sCloudInit(s).replace("#cloud-config\n", "")) as CloudInit).write_files.filter((file) => file.path.startsWith(k3sTlsDirectory));
+    expect(tlsFiles(joiningFirst)).toEqual([]);
+    expect(tlsFiles(starting)).toHaveLength(4);
+  });
+
   it("is ready for an external cloud controller and leaves LB/ingress to the platform", () => {
     expect(k3sServerConfig(spec(1))).toMatchObject({
       "node-ip": "10.0.1.12",
