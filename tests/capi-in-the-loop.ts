@@ -8,6 +8,7 @@ import { catalog } from "../infra/model/catalog";
 import { freePort, kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import { startRecordingExtension, type RecordingExtension } from "./recording-extension";
+import { labelAsClusterctlInstalls } from "./clusterctl-install";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
 import { crdSources, crdsIn, readSource, type Crd, type SourceResult } from "./upstream-crds";
@@ -155,6 +156,12 @@ export interface StartOptions {
    * it, ownerReferences cascade nothing and foreground deletion never completes.
    */
   garbageCollector?: boolean;
+  /**
+   * Label the CRDs the way an install through clusterctl's components processing does
+   * (tests/clusterctl-install.ts): `clusterctl move` discovers only the kinds whose CRD carries
+   * `clusterctl.cluster.x-k8s.io`.
+   */
+  clusterctlInstall?: boolean;
   /** Called with progress lines. */
   progress?: (line: string) => void;
 }
@@ -358,6 +365,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
         }
       }
     }
+    if (options.clusterctlInstall) labelAsClusterctlInstalls(crds, sources);
     for (const crd of crds) {
       must(await api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions?fieldValidation=Strict", crd), `CRD ${crd.metadata.name}`, [409]);
     }
