@@ -12,8 +12,10 @@ import { k3sUpgradesType } from "./model/policy-facts";
 
 const isProtected = (resource: pulumi.Resource) => (resource as unknown as { __protect?: boolean }).__protect === true;
 
-function expectedGraph(servers: number): Record<string, number> {
+function expectedGraph(servers: number, backups: boolean): Record<string, number> {
   return {
+    // management.backups: the Secret k3s reads its snapshot upload settings from (etcd-snapshots.test.ts).
+    ...(backups ? { "kubernetes:core/v1:Secret": 1 } : {}),
     "capi-fleet:management:ManagementCluster": 1,
     "pulumi:providers:hcloud": 1,
     "pulumi:providers:kubernetes": 1,
@@ -32,9 +34,9 @@ function expectedGraph(servers: number): Record<string, number> {
 }
 
 describe.each([
-  { stack: "dev", servers: 1, protection: false, location: "fsn1" },
-  { stack: "prod", servers: 3, protection: true, location: "nbg1" },
-])("the $stack stack", ({ stack, servers, protection, location }) => {
+  { stack: "dev", servers: 1, protection: false, location: "fsn1", backups: false },
+  { stack: "prod", servers: 3, protection: true, location: "nbg1", backups: true },
+])("the $stack stack", ({ stack, servers, protection, location, backups }) => {
   let registrations: Registration[];
   let outputs: FleetOutputs;
 
@@ -48,7 +50,7 @@ describe.each([
     const managementOnly = registrations.filter(
       (r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:", k3sUpgradesType].some((prefix) => r.urn.includes(prefix)),
     );
-    expect(countByType(managementOnly)).toEqual(expectedGraph(servers));
+    expect(countByType(managementOnly)).toEqual(expectedGraph(servers, backups));
   });
 
   it("names hcloud resources after the fleet", () => {
