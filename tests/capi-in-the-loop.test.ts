@@ -1,6 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect } from "vitest";
+import { parse as parseYaml } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { carenExtensionNames } from "../infra/model/caren-extensions";
+import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../infra/model/caren-helm-addons";
+import { autoscalerAnnotations } from "../infra/model/cluster-autoscaler";
+import { platformNamespaces } from "../infra/model/platform-namespaces";
 import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
 import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
 import { dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
@@ -18,9 +22,11 @@ import { sourceOfGroup } from "./upstream-crds";
 // CAPI generates from them, and what reaches the runtime extension.
 //
 // CAREN's place is taken by a recording Runtime SDK extension (tests/recording-extension.ts): a
-// stand-in for CAREN's transport and handler names only, not for its logic. It registers the
-// handlers CAREN registers, under the ExtensionConfig name CAREN's chart gives, records every request
-// and answers Success with no patches. Nothing provisions servers: no CAPH or CAAPH controller runs,
+// stand-in for CAREN's transport, handler names and published variable schemas, not for its logic.
+// It registers the handlers CAREN registers, under the ExtensionConfig name CAREN's chart gives,
+// answers DiscoverVariables with the schemas CAREN builds from its CRDs (tests/caren-variables.ts),
+// records every request and answers Success with no patches (unless a test overrides an answer).
+// Nothing provisions servers: no CAPH or CAAPH controller runs,
 // so a Cluster stops at its generated topology (which is what is checked).
 
 /** First run on a clean machine builds kube-apiserver + etcd and the CAPI managers (minutes each on 2 cores). */
@@ -65,7 +71,7 @@ interface TopologySpec {
   classRef: { name: string; namespace: string };
   controlPlane: { replicas: number };
   variables: TopologyVariable[];
-  workers: { machineDeployments: { name: string; replicas: number; failureDomain: string; variables?: { overrides?: TopologyVariable[] } }[] };
+  workers: { machineDeployments: { name: string; replicas?: number; metadata?: { annotations?: Record<string, string> }; failureDomain: string; variables?: { overrides?: TopologyVariable[] } }[] };
 }
 const topologyOf = (cluster: KubeObject) => (cluster.spec as { topology: TopologySpec }).topology;
 const variablesOf = (list: TopologyVariable[] | undefined) => Object.fromEntries((list ?? []).map((v) => [v.name, v.value]));
@@ -136,7 +142,8 @@ async function settingsMismatches(expected: KubeObject, actual: KubeObject): Pro
     const worker = objects.workers.find((w) => w.md.metadata.labels?.["topology.cluster.x-k8s.io/deployment-name"] === pool.name);
     if (!worker) continue;
     const overrides = { ...vars, ...variablesOf(pool.variables?.overrides) };
-    check(`MachineDeployment ${pool.name} replicas`, at(worker.md.spec, "replicas"), pool.replicas);
+    // An autoscaled pool has no topology replicas: its own track checks them.
+    if (pool.replicas !== undefined) check(`MachineDeployment ${pool.name} replicas`, at(worker.md.spec, "replicas"), pool.replicas);
     check(`MachineDeployment ${pool.name} failureDomain`, at(worker.md.spec, "template.spec.failureDomain"), pool.failureDomain);
     check(`worker ${pool.name} HCloudMachineTemplate type`, at(worker.infrastructure?.spec, "template.spec.type"), overrides.hcloudWorkerMachineType);
     check(`worker ${pool.name} HCloudMachineTemplate imageName`, at(worker.infrastructure?.spec, "template.spec.imageName"), overrides.hcloudWorkerImageName);
@@ -157,6 +164,17 @@ async function probeCluster(base: KubeObject, suffix: string, mutate: (topology:
 }
 
 const generatePatches = (): RecordedRequest[] => L().extension.requests.filter((r) => r.hook === "GeneratePatches");
+/** The class's CAREN patch entries (external, with their discovery handler). */
+const carenPatchEntries = () =>
+  ((classObject().spec as { patches: { name: string; external?: { generatePatchesExtension: string; discoverVariablesExtension?: string } }[] }).patches).filter(
+    (p): p is { name: string; external: { generatePatchesExtension: string; discoverVariablesExtension?: string } } => p.external !== undefined,
+  );
+/** The first tenant Cluster (of either stack) whose clusterConfig sets `key`. */
+const clusterWith = (key: string) => {
+  const found = allClusters().find((c) => (variablesOf(topologyOf(c).variables).clusterConfig as Record<string, unknown>)[key] !== undefined);
+  if (!found) throw new Error(`no tenant of the stacks sets clusterConfig.${key}`);
+  return found;
+};
 const own = (qualified: string) => qualified.slice(0, qualified.indexOf("."));
 
 describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's ClusterClass and Clusters reconciled by CAPI's own controllers and webhooks`, () => {
@@ -167,6 +185,7 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
       `${loop.capi.version}: ${loop.capi.buildInfo}; ${loop.api.binaries.kubeApiserverVersion}; ${loop.crds.installed} CRDs (${loop.crds.converted.length} with conversion webhooks)`,
       `start-up: ${Object.entries(loop.timings).map(([phase, ms]) => `${phase} ${seconds(ms)}`).join(", ")}`,
       ...loop.sources.map((s) => ("unavailable" in s ? `CRDs ${s.source.name}: NOT VERIFIED (${s.unavailable})` : `CRDs ${s.source.name}: ${s.via ?? `${s.source.module}@${s.source.version}`}`)),
+      "unavailable" in loop.carenSchemas ? `CAREN variable schemas: NOT VERIFIED (${loop.carenSchemas.unavailable})` : `CAREN variable schemas (the stand-in's DiscoverVariables answers): ${loop.carenSchemas.via}`,
     );
     const applyStarted = Date.now();
     for (const stack of stacks) {
@@ -179,6 +198,14 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
       for (const registration of ordered) {
         const object = objectOf(registration);
         const group = object.apiVersion.includes("/") ? object.apiVersion.split("/")[0]! : "";
+        const carenSchemas = L().carenSchemas;
+        if (object.kind === "Cluster" && "unavailable" in carenSchemas) {
+          // The class's clusterConfig comes from CAREN's discovery; without its schema CAPI refuses every Cluster.
+          const entry = (unverified[`${object.apiVersion} ${object.kind}`] ??= { count: 0, reason: `CAREN's variable schemas are unavailable (${carenSchemas.unavailable})` });
+          entry.count += 1;
+          topologyUnverified = `CAREN's variable schemas are unavailable (${carenSchemas.unavailable}), so CAPI admits no Cluster of the class`;
+          continue;
+        }
         const missing = L().sources.find((s) => "unavailable" in s && s.source === sourceOfGroup(group));
         if (missing && "unavailable" in missing) {
           const entry = (unverified[`${object.apiVersion} ${object.kind}`] ??= { count: 0, reason: missing.unavailable });
@@ -224,8 +251,15 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     const statusVariables = (reconciled.status as { variables?: { name: string; definitions: { from: string }[] }[] }).variables ?? [];
     const declaredNames = ((declared.spec as { variables: { name: string }[] }).variables).map((v) => v.name);
     report.push(`ClusterClass VariablesReady=True after ${seconds(Date.now() - started)}; status.variables: ${statusVariables.map((v) => `${v.name} (from ${v.definitions.map((d) => d.from).join(",")})`).join(", ")}`);
-    expect(statusVariables.map((v) => v.name).sort()).toEqual([...declaredNames].sort());
-    expect(statusVariables.every((v) => v.definitions.every((d) => d.from === "inline"))).toBe(true);
+    // The class's own variables inline; clusterConfig once per CAREN patch entry, from its discovery,
+    // the two identical definitions accepted (no conflict).
+    const discovering = carenPatchEntries().map((p) => p.name);
+    expect(discovering.length).toBe(2);
+    expect(statusVariables.map((v) => v.name).sort()).toEqual([...declaredNames, "clusterConfig"].sort());
+    for (const variable of statusVariables) {
+      expect(variable.definitions.map((d) => d.from), variable.name).toEqual(variable.name === "clusterConfig" ? discovering : ["inline"]);
+    }
+    expect((statusVariables.find((v) => v.name === "clusterConfig") as { definitionsConflict?: boolean }).definitionsConflict).toBe(false);
 
     // Negative control: the same class with one more external patch whose variables come from a handler nobody serves.
     const broken = structuredClone(declared);
@@ -417,8 +451,8 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
   });
 
   track("BeforeClusterCreate reaches CAREN's lifecycle handler for every tenant with the whole Cluster, clusterConfig included", async () => {
-    // CAREN's lifecycle handlers read `clusterConfig` from the Cluster's topology by name, so for
-    // them the inline declaration is enough (unlike for its GeneratePatches handlers, below).
+    // CAREN's lifecycle handlers read `clusterConfig` (addons.cni among it) from the Cluster's
+    // topology by name, whichever schema declared it.
     const byCluster = await eventually("BeforeClusterCreate for every tenant", reconcileTimeoutMs, () => {
       const map = new Map(L().extension.requests.filter((r) => r.hook === "BeforeClusterCreate").map((r) => [(r.body.cluster as KubeObject | undefined)?.metadata.name, r]));
       return Promise.resolve(allClusters().every((c) => map.has(c.metadata.name)) ? map : undefined);
@@ -434,28 +468,315 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     report.push(`BeforeClusterCreate: ${requests.length} requests, each with the Cluster's clusterConfig`);
   });
 
-  // KNOWN DEFECT, documented rather than failing CI: CAPI passes an external patch only the variables
-  // that patch's own DiscoverVariables defined (sigs.k8s.io/cluster-api@v1.12.10:
-  // internal/controllers/topology/cluster/patches/engine.go, addVariablesForPatch → definitionsForPatch
-  // keeps the variables whose status definition has `from` == the patch's name; inline ones are
-  // `from: inline`). The class declares `clusterConfig` inline, so CAREN's GeneratePatches handlers
-  // never see it (e.g. kubeProxy.mode: disabled never reaches kubeadm). The fix is a variable-design
-  // change; when it lands this test passes, `it.fails` then fails, and the marker must go.
-  it.fails("GeneratePatches requests carry the tenant's clusterConfig (fails today: inline variables are not passed to external patches)", (context) => {
-    if (topologyUnverified) {
-      context.skip(topologyUnverified);
-      return;
+  // An autoscaled pool (prod's analytics md-0): its MachineDeployment topology has the autoscaler's
+  // bounds and no replicas (infra/model/cluster-autoscaler.ts). CAPI copies the topology's
+  // annotations onto the MachineDeployment and sets replicas only from the topology
+  // (sigs.k8s.io/cluster-api@v1.12.10: exp/topology/desiredstate/desired_state.go,
+  // computeMachineDeployment); its webhook defaults a new MachineDeployment's replicas to minSize
+  // (internal/webhooks/machinedeployment.go, calculateMachineDeploymentReplicas). Scaling through the
+  // scale subresource is what the autoscaler does; the topology controller (field manager
+  // `capi-topology`: internal/controllers/topology/cluster/structuredmerge/serversidepathhelper.go)
+  // must leave it. CAPI's Cluster webhook refuses replicas next to the bounds. Negative control in the
+  // same run: the same pool with replicas instead of the bounds, whose scale the controller resets.
+  track("an autoscaled pool: CAPI's MachineDeployment has the autoscaler's bounds, replicas CAPI's topology controller does not own or reset, and the lifecycle hooks see addons.clusterAutoscaler (negative control: the pool with replicas instead)", async () => {
+    type Md = TopologySpec["workers"]["machineDeployments"][number];
+    const boundsOf = (md: Md) => md.metadata?.annotations ?? {};
+    const autoscaled = allClusters().flatMap((cluster) => topologyOf(cluster).workers.machineDeployments.filter((md) => autoscalerAnnotations.maxSize in boundsOf(md)).map((md) => ({ cluster, md })));
+    expect(autoscaled.length, "a stack tenant with an autoscaled pool").toBeGreaterThan(0);
+    const { cluster, md: pool } = autoscaled[0]!;
+    const minSize = Number(boundsOf(pool)[autoscalerAnnotations.minSize]);
+    expect(pool.replicas).toBeUndefined();
+    const namespace = cluster.metadata.namespace!;
+    const machineDeployment = async (clusterName: string) =>
+      (await L().list("cluster.x-k8s.io/v1beta2", "MachineDeployment", namespace, `cluster.x-k8s.io/cluster-name=${clusterName}`)).find(
+        (md) => md.metadata.labels?.["topology.cluster.x-k8s.io/deployment-name"] === pool.name,
+      );
+    const topologyOwnsReplicas = (md: KubeObject) =>
+      ((md.metadata as { managedFields?: { manager: string; fieldsV1?: unknown }[] }).managedFields ?? []).some((entry) => entry.manager === "capi-topology" && at(entry.fieldsV1, "f:spec.f:replicas") !== undefined);
+    const reconciled = (name: string) =>
+      eventually(`Cluster ${name} TopologyReconciled=True`, reconcileTimeoutMs, async () => {
+        const got = await L().get(cluster.apiVersion, "Cluster", name, namespace);
+        return conditionOf(got, "TopologyReconciled")?.status === "True" ? true : undefined;
+      });
+    await reconciled(cluster.metadata.name!);
+    const md = await eventually(`MachineDeployment ${pool.name} of ${cluster.metadata.name!}`, reconcileTimeoutMs, () => machineDeployment(cluster.metadata.name!));
+    expect(md.metadata.annotations).toMatchObject(boundsOf(pool));
+    expect(at(md.spec, "template.metadata.annotations")).toMatchObject(boundsOf(pool));
+    expect(at(md.spec, "replicas")).toBe(minSize);
+    expect(topologyOwnsReplicas(md)).toBe(false);
+
+    // An edit that pins replicas on the autoscaled pool: CAPI's Cluster webhook refuses it
+    // (internal/webhooks/cluster.go, validateAutoscalerAnnotationsForCluster).
+    const edited = structuredClone(cluster);
+    topologyOf(edited).workers.machineDeployments.find((m) => m.name === pool.name)!.replicas = minSize + 1;
+    const refused = await L().apply(edited, { dryRun: true });
+    report.push(`replicas on ${cluster.metadata.name!}/${pool.name} (autoscaled): HTTP ${refused.status}: ${responseMessage(refused)}`);
+    expect(refused.status).toBe(422);
+    expect(responseMessage(refused)).toContain("has autoscaler annotations");
+
+    // The negative control: a copy of the tenant whose pool has replicas instead of the bounds.
+    const pinned = structuredClone(cluster);
+    pinned.metadata = { name: `${cluster.metadata.name!}-pinned`, namespace, labels: cluster.metadata.labels };
+    const pinnedPool = topologyOf(pinned).workers.machineDeployments.find((m) => m.name === pool.name)!;
+    delete pinnedPool.metadata;
+    pinnedPool.replicas = minSize + 1;
+    const created = await L().apply(pinned);
+    expect(created.status, responseMessage(created)).toBeLessThan(300);
+    await reconciled(pinned.metadata.name!);
+    const pinnedMd = await eventually(`MachineDeployment ${pool.name} of ${pinned.metadata.name!}`, reconcileTimeoutMs, () => machineDeployment(pinned.metadata.name!));
+    expect(topologyOwnsReplicas(pinnedMd)).toBe(true);
+
+    // Scale both as the autoscaler does (the scale subresource); CAPI resets the pinned one and leaves the autoscaled one.
+    const scaledTo = minSize + 2;
+    const scale = async (object: KubeObject) => {
+      const response = await L().api.request("PATCH", `${await L().objectPath(object)}/scale?fieldManager=cluster-autoscaler`, { spec: { replicas: scaledTo } }, "application/merge-patch+json");
+      expect(response.status, responseMessage(response)).toBeLessThan(300);
+    };
+    await scale(md);
+    await scale(pinnedMd);
+    const reset = await eventually(`the topology controller resets ${pinned.metadata.name!}'s replicas`, reconcileTimeoutMs, async () => {
+      const current = at((await machineDeployment(pinned.metadata.name!))?.spec, "replicas");
+      return current === minSize + 1 ? current : undefined;
+    });
+    // A change to the Cluster makes CAPI reconcile its topology once more.
+    const touched = await L().api.request("PATCH", await L().objectPath(cluster), { metadata: { annotations: { "capi-fleet.io/loop-touch": String(Date.now()) } } }, "application/merge-patch+json");
+    expect(touched.status, responseMessage(touched)).toBeLessThan(300);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await reconciled(cluster.metadata.name!);
+    const kept = await machineDeployment(cluster.metadata.name!);
+    expect(at(kept?.spec, "replicas")).toBe(scaledTo);
+    expect(topologyOwnsReplicas(kept!)).toBe(false);
+
+    // Turning autoscaling on for the pinned pool (what the runbook describes): the topology drops
+    // replicas, the topology controller gives the field up, and the MachineDeployment keeps its
+    // replicas when they lie within the bounds (the webhook's clamp otherwise).
+    const switched = structuredClone(pinned);
+    const switchedPool = topologyOf(switched).workers.machineDeployments.find((m) => m.name === pool.name)!;
+    delete switchedPool.replicas;
+    switchedPool.metadata = { annotations: boundsOf(pool) };
+    const switchedResponse = await L().apply(switched);
+    expect(switchedResponse.status, responseMessage(switchedResponse)).toBeLessThan(300);
+    const released = await eventually(`${pinned.metadata.name!}'s MachineDeployment released by the topology controller`, reconcileTimeoutMs, async () => {
+      const current = await machineDeployment(pinned.metadata.name!);
+      return current && !topologyOwnsReplicas(current) && current.metadata.annotations?.[autoscalerAnnotations.maxSize] !== undefined ? current : undefined;
+    });
+    report.push(
+      `autoscaled pool ${cluster.metadata.name!}/${pool.name}: MachineDeployment annotations ${JSON.stringify(boundsOf(pool))}, replicas defaulted to ${minSize}, capi-topology owns replicas: ${topologyOwnsReplicas(md)}; ` +
+        `scaled to ${scaledTo} as the autoscaler would: kept ${JSON.stringify(at(kept?.spec, "replicas"))}. Pinned copy (replicas ${minSize + 1}, no bounds): capi-topology owns replicas: ${topologyOwnsReplicas(pinnedMd)}, scaled to ${scaledTo}, reset to ${JSON.stringify(reset)}; ` +
+        `switched to autoscaling: replicas ${JSON.stringify(at(released.spec, "replicas"))}, capi-topology owns replicas: ${topologyOwnsReplicas(released)}`,
+    );
+    expect(at(released.spec, "replicas")).toBe(minSize + 1);
+    await L().api.request("DELETE", await L().objectPath(pinned));
+    await eventually(`Cluster ${pinned.metadata.name!} gone`, reconcileTimeoutMs, async () => ((await L().get(pinned.apiVersion, "Cluster", pinned.metadata.name!, namespace)) === undefined ? true : undefined));
+
+    // CAREN's cluster-autoscaler handler reads addons.clusterAutoscaler from the Cluster its lifecycle hooks get
+    // (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: pkg/handlers/lifecycle/clusterautoscaler/handler.go, getCAVariable).
+    const addonsSent = (name: string) => {
+      const request = L().extension.requests.find((r) => r.hook === "BeforeClusterCreate" && (r.body.cluster as KubeObject | undefined)?.metadata.name === name);
+      return (variablesOf(topologyOf(request!.body.cluster as KubeObject).variables).clusterConfig as { addons?: Record<string, unknown> } | undefined)?.addons ?? {};
+    };
+    expect(addonsSent(cluster.metadata.name!)).toMatchObject({ clusterAutoscaler: { strategy: "HelmAddon" } });
+    const withoutAutoscaling = allClusters().find((c) => !topologyOf(c).workers.machineDeployments.some((m) => autoscalerAnnotations.maxSize in boundsOf(m)));
+    expect(withoutAutoscaling, "a tenant without autoscaled pools").toBeDefined();
+    expect(addonsSent(withoutAutoscaling!.metadata.name!)).not.toHaveProperty("clusterAutoscaler");
+    // NFD, opt-in: the same tenant asks for it in prod.
+    const nfd = allClusters().filter((c) => "nfd" in addonsSent(c.metadata.name!)).map((c) => c.metadata.name);
+    report.push(`BeforeClusterCreate addons: ${allClusters().map((c) => `${c.metadata.name!} ${Object.keys(addonsSent(c.metadata.name!)).join("+")}`).join(", ")}`);
+    expect(nfd.length).toBeGreaterThan(0);
+    expect(nfd.length).toBeLessThan(allClusters().length);
+  }, 3 * reconcileTimeoutMs);
+
+  // The fleet's Cilium version reaches CAREN through its helm-addons ConfigMap
+  // (infra/model/caren-helm-addons.ts), which CAREN's Cilium handler reads only inside its
+  // AfterControlPlaneInitialized and BeforeClusterUpgrade hooks
+  // (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: pkg/handlers/lifecycle/cni/cilium/handler.go).
+  // A ConfigMap is nothing CAPI watches, so changing it calls no hook: running tenants get the new
+  // Cilium at their next Kubernetes upgrade, when BeforeClusterUpgrade reaches CAREN (the chained
+  // upgrade below shows that hook arriving, with the whole Cluster, before the first step).
+  track("the fleet's Cilium version is in CAREN's helm-addons ConfigMap, and a change to it calls no lifecycle hook", async () => {
+    const configMapPath = `/api/v1/namespaces/${platformNamespaces.caren}/configmaps/${carenHelmAddonsConfigMap}`;
+    const ciliumOf = async () => parseYaml(((await L().api.request("GET", configMapPath)).json.data as Record<string, string>)[carenCiliumAddonKey]!) as { ChartVersion: string };
+    expect((await ciliumOf()).ChartVersion).toBe(catalog.cilium.version);
+    const before = L().extension.requests.length;
+    const bump = (version: string) =>
+      L().api.request(
+        "PATCH",
+        `${configMapPath}?fieldManager=pulumi-kubernetes-patch&force=true`,
+        { apiVersion: "v1", kind: "ConfigMap", metadata: { name: carenHelmAddonsConfigMap, namespace: platformNamespaces.caren }, data: { [carenCiliumAddonKey]: helmAddonEntryText(ciliumHelmAddonEntry({ ...catalog.cilium, version })) } },
+        "application/apply-patch+yaml",
+      );
+    const bumped = `${catalog.cilium.version}-next`;
+    expect((await bump(bumped)).status).toBeLessThan(300);
+    expect((await ciliumOf()).ChartVersion).toBe(bumped);
+    await new Promise((resolve) => setTimeout(resolve, 15_000));
+    const since = L().extension.requests.slice(before);
+    const tenants = new Set(allClusters().map((c) => c.metadata.name));
+    const hooks = since.filter((r) => r.hook !== "GeneratePatches" && tenants.has((r.body.cluster as KubeObject | undefined)?.metadata.name));
+    report.push(`Cilium ${catalog.cilium.version} → ${bumped} in CAREN's ConfigMap: ${hooks.length} lifecycle hook requests and ${since.length - hooks.length} GeneratePatches requests in the next 15 s`);
+    expect(hooks.map((r) => `${r.hook}/${r.handler}`)).toEqual([]);
+    expect((await bump(catalog.cilium.version)).status).toBeLessThan(300);
+  });
+
+  // CAPI passes an external patch only the variables that patch's own DiscoverVariables defined
+  // (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/topology/cluster/patches/engine.go,
+  // addVariablesForPatch → definitionsForPatch keeps the variables whose status definition has
+  // `from` == the patch's name). Each CAREN entry of the class names CAREN's discovery handler, so
+  // both handlers get the tenant's clusterConfig, as CAPI holds it (defaulted by CAREN's schema).
+  track("GeneratePatches requests carry each tenant's clusterConfig, with every setting the stacks use, to both CAREN patch handlers", async () => {
+    const clusterOf = (request: RecordedRequest) =>
+      (((request.body.variables as TopologyVariable[] | undefined) ?? []).find((v) => v.name === "builtin")?.value as { cluster?: { name?: string } } | undefined)?.cluster?.name;
+    const clusterConfigOf = (request: RecordedRequest) => ((request.body.variables as TopologyVariable[] | undefined) ?? []).find((v) => v.name === "clusterConfig")?.value;
+    const handlers = carenPatchEntries().map((p) => own(p.external.generatePatchesExtension));
+    const settingsSeen = new Set<string>();
+    for (const cluster of allClusters()) {
+      const live = await L().get(cluster.apiVersion, "Cluster", cluster.metadata.name!, cluster.metadata.namespace);
+      const held = variablesOf(topologyOf(live!).variables).clusterConfig;
+      const declared = variablesOf(topologyOf(cluster).variables).clusterConfig as Record<string, unknown>;
+      // What the program declared is what CAPI holds, plus what CAREN's schema defaults.
+      expect(held, cluster.metadata.name).toMatchObject(declared);
+      for (const handler of handlers) {
+        const requests = await eventually(`GeneratePatches ${handler} for ${cluster.metadata.name!}`, reconcileTimeoutMs, () => {
+          const found = generatePatches().filter((r) => r.handler === handler && clusterOf(r) === cluster.metadata.name);
+          return Promise.resolve(found.length > 0 ? found : undefined);
+        });
+        expect(clusterConfigOf(requests.at(-1)!), `${handler} for ${cluster.metadata.name!}`).toEqual(held);
+      }
+      for (const key of Object.keys(declared)) settingsSeen.add(key);
+      for (const key of Object.keys((declared.addons as Record<string, unknown> | undefined) ?? {})) settingsSeen.add(`addons.${key}`);
+      if ((declared.addons as { cni?: { values?: unknown } } | undefined)?.cni?.values) settingsSeen.add("addons.cni.values");
     }
     const requests = generatePatches();
-    expect(requests.length).toBeGreaterThan(0);
-    const carrying = requests.filter((r) => {
-      const global = (r.body.variables as { name: string }[] | undefined) ?? [];
-      const items = ((r.body.items as { variables?: { name: string }[] }[] | undefined) ?? []).flatMap((i) => i.variables ?? []);
-      return [...global, ...items].some((v) => v.name === "clusterConfig");
-    });
-    report.push(`GeneratePatches carrying clusterConfig: ${carrying.length} of ${requests.length}; variables seen: ${[...new Set(requests.flatMap((r) => ((r.body.variables as { name: string }[] | undefined) ?? []).map((v) => v.name)))].join(", ")}`);
+    const carrying = requests.filter((r) => clusterConfigOf(r) !== undefined);
+    report.push(
+      `GeneratePatches carrying clusterConfig: ${carrying.length} of ${requests.length}, to ${[...new Set(carrying.map((r) => r.handler))].join(", ")}; clusterConfig settings the stacks use: ${[...settingsSeen].sort().join(", ")}`,
+    );
     expect(carrying.length).toBe(requests.length);
+    // The stacks exercise every setting the program maps to CAREN.
+    for (const key of ["addons.cni", "addons.cni.values", "kubeProxy", "ntp", "proxy", "imageRegistries", "globalImageRegistryMirror", "users"]) {
+      expect([...settingsSeen], key).toContain(key);
+    }
   });
+
+  track("CAPI's webhook refuses a wrong value in each CAREN setting, checked against CAREN's schema (negative controls), and a kube-proxy mode change", async () => {
+    const base = clusterWith("users");
+    const unchanged = await probeCluster(base, "caren", () => {});
+    expect(unchanged.status, responseMessage(unchanged)).toBeLessThan(300);
+    type Config = Record<string, unknown> & { addons: { cni: Record<string, unknown> } };
+    const clusterConfig = (t: TopologySpec) => t.variables.find((v) => v.name === "clusterConfig")!.value as Config;
+    const cases: [string, (c: Config) => void, RegExp][] = [
+      ["ntp.servers with a name that is no host", (c) => (c.ntp = { servers: ["not a host!"] }), /ntp.servers|valid IP address, hostname/i],
+      ["proxy.http empty", (c) => (c.proxy = { http: "" }), /proxy.http/],
+      ["proxy.additionalNo not a list", (c) => (c.proxy = { http: "http://proxy.example:3128", additionalNo: "example.com" }), /proxy.additionalNo/],
+      ["imageRegistries[0].url not http(s)", (c) => (c.imageRegistries = [{ url: "ftp://registry.example.com" }]), /imageRegistries\[0\].url/],
+      ["imageRegistries[0].credentials.secretRef without name", (c) => (c.imageRegistries = [{ url: "https://registry.example.com", credentials: { secretRef: {} } }]), /imageRegistries\[0\].credentials.secretRef.name/],
+      ["globalImageRegistryMirror without url", (c) => (c.globalImageRegistryMirror = { credentials: { secretRef: { name: "x" } } }), /globalImageRegistryMirror.url/],
+      ["users[0] without name", (c) => (c.users = [{ sshAuthorizedKeys: ["ssh-ed25519 AAAA"] }]), /users\[0\].name/],
+      ["kubeProxy.mode ipvs", (c) => (c.kubeProxy = { mode: "ipvs" }), /kubeProxy.mode/],
+      ["addons.cni.values.sourceRef kind Secret", (c) => (c.addons.cni.values = { sourceRef: { kind: "Secret", name: "x" } }), /addons.cni.values.sourceRef.kind/],
+      ["a misspelled field (ntpServers)", (c) => (c.ntpServers = ["0.pool.ntp.org"]), /ntpServers/],
+    ];
+    for (const [what, mutate, pattern] of cases) {
+      const response = await probeCluster(base, "caren", (t) => {
+        mutate(clusterConfig(t));
+      });
+      // CAPI's message quotes the whole value first; the reason is at its end.
+      report.push(`rejected ${what}: HTTP ${response.status}: …${responseMessage(response).slice(-220)}`);
+      expect(response.status, what).toBeGreaterThanOrEqual(400);
+      expect(responseMessage(response), what).toMatch(pattern);
+    }
+    // CAREN's kubeProxy.mode is `self == oldSelf`: an update of a live Cluster to another mode is refused.
+    const withMode = allClusters().find((c) => (variablesOf(topologyOf(c).variables).clusterConfig as { kubeProxy?: { mode?: string } }).kubeProxy?.mode)!;
+    expect(withMode, "a tenant with a kube-proxy mode").toBeDefined();
+    const live = (await L().get(withMode.apiVersion, "Cluster", withMode.metadata.name!, withMode.metadata.namespace))!;
+    const changed = structuredClone(withMode);
+    const mode = (clusterConfig(topologyOf(changed)).kubeProxy as { mode: string });
+    const before = mode.mode;
+    mode.mode = before === "iptables" ? "nftables" : "iptables";
+    topologyOf(changed).version = topologyOf(live).version;
+    const response = await L().apply(changed, { dryRun: true });
+    report.push(`kube-proxy mode ${before} → ${mode.mode} on live ${withMode.metadata.name!}: HTTP ${response.status}: ${responseMessage(response).slice(0, 300)}`);
+    expect(response.status).toBeGreaterThanOrEqual(400);
+    expect(responseMessage(response)).toMatch(/cannot be changed after cluster creation/);
+  });
+
+  // The patch-order hazard: a whole-list `add` of preKubeadmCommands running after CAREN's patches
+  // drops CAREN's commands. The stand-in answers CAREN's cluster patch with an appended command, and
+  // two probe classes run CAREN's patches *before* the install: with the class's inserts the command
+  // stays; with the former whole-list form it is gone (negative control), while TopologyReconciled
+  // stays True either way.
+  track("CAREN's appended preKubeadmCommands survive the class's install patch in either order (negative control: the whole-list form drops them)", async () => {
+    const declared = classObject();
+    const marker = "echo caren-stand-in-command";
+    const spec = "/spec/template/spec";
+    const listPath = { KubeadmControlPlaneTemplate: `${spec}/kubeadmConfigSpec/preKubeadmCommands`, KubeadmConfigTemplate: `${spec}/preKubeadmCommands` } as Record<string, string>;
+    const probes = new Set<string>();
+    L().extension.override = (request) => {
+      const cluster = (((request.body.variables as TopologyVariable[] | undefined) ?? []).find((v) => v.name === "builtin")?.value as { cluster?: { name?: string } } | undefined)?.cluster?.name;
+      if (request.hook !== "GeneratePatches" || request.handler !== own(carenPatchEntries()[0]!.external.generatePatchesExtension) || !probes.has(cluster ?? "")) return undefined;
+      const items = ((request.body.items as { uid: string; object: { kind: string } }[] | undefined) ?? [])
+        .filter((item) => listPath[item.object.kind])
+        .map((item) => ({ uid: item.uid, patchType: "JSONPatch", patch: Buffer.from(JSON.stringify([{ op: "add", path: `${listPath[item.object.kind]!}/-`, value: marker }])).toString("base64") }));
+      return { items };
+    };
+    try {
+      type Patch = { name: string; definitions?: { selector: unknown; jsonPatches: { op: string; path: string; valueFrom: { template: string } }[] }[] };
+      const variant = async (suffix: string, wholeList: boolean) => {
+        const probeClass = structuredClone(declared);
+        probeClass.metadata = { name: `${declared.metadata.name!}-${suffix}`, namespace: declared.metadata.namespace };
+        const patches = (probeClass.spec as { patches: Patch[] }).patches;
+        const install = patches.find((p) => p.name === "kubernetes-install")!;
+        if (wholeList) {
+          // The former form: one `add` of the whole list, its commands as a YAML list.
+          for (const definition of install.definitions!) {
+            const path = definition.jsonPatches[0]!.path.replace(/\/\d+$/, "");
+            // The class prepends last command first; the list is in run order.
+            const commands = [...definition.jsonPatches].reverse().map((jsonPatch) => `- ${jsonPatch.valueFrom.template}`).join("\n");
+            definition.jsonPatches = [{ op: "add", path, valueFrom: { template: commands } }];
+          }
+        }
+        // CAREN's entries first, the install after them.
+        const caren = patches.filter((p) => carenPatchEntries().some((entry) => entry.name === p.name));
+        (probeClass.spec as { patches: Patch[] }).patches = [...caren, ...patches.filter((p) => !caren.includes(p))];
+        const applied = await L().apply(probeClass);
+        expect(applied.status, responseMessage(applied)).toBeLessThan(300);
+        await eventually(`${probeClass.metadata.name!} VariablesReady=True`, reconcileTimeoutMs, async () => {
+          const got = await L().get(probeClass.apiVersion, "ClusterClass", probeClass.metadata.name!, probeClass.metadata.namespace);
+          return conditionOf(got, "VariablesReady")?.status === "True" && (got?.metadata as { generation?: number }).generation === (got?.status as { observedGeneration?: number } | undefined)?.observedGeneration ? true : undefined;
+        });
+        const base = devTenant();
+        const cluster = structuredClone(base);
+        cluster.metadata = { name: `${base.metadata.name!}-${suffix}`, namespace: base.metadata.namespace, labels: base.metadata.labels };
+        topologyOf(cluster).classRef = { ...topologyOf(cluster).classRef, name: probeClass.metadata.name! };
+        probes.add(cluster.metadata.name!);
+        const created = await L().apply(cluster);
+        expect(created.status, responseMessage(created)).toBeLessThan(300);
+        await eventually(`${cluster.metadata.name!} TopologyReconciled=True`, reconcileTimeoutMs, async () => {
+          const got = await L().get(cluster.apiVersion, "Cluster", cluster.metadata.name!, cluster.metadata.namespace);
+          return conditionOf(got, "TopologyReconciled")?.status === "True" ? true : undefined;
+        });
+        const objects = await generated(cluster);
+        const commands = {
+          controlPlane: (at(objects.controlPlane?.spec, "kubeadmConfigSpec.preKubeadmCommands") ?? []) as string[],
+          workers: objects.workers.map((w) => (at(w.bootstrap?.spec, "template.spec.preKubeadmCommands") ?? []) as string[]),
+        };
+        await L().api.request("DELETE", await L().objectPath(cluster));
+        return commands;
+      };
+      const inserts = await variant("caren-first", false);
+      const wholeList = await variant("whole-list", true);
+      report.push(`CAREN's patches first: with inserts, KCP preKubeadmCommands ${JSON.stringify(inserts.controlPlane)}; with the whole-list form ${JSON.stringify(wholeList.controlPlane)}`);
+      for (const commands of [inserts.controlPlane, ...inserts.workers]) {
+        expect(commands).toContain(marker);
+        expect(commands[0]).toMatch(/install-kubernetes\.sh v\d+\.\d+\.\d+ /);
+      }
+      expect(inserts.controlPlane[1]).toMatch(/advertise-private-address\.sh/);
+      // Negative control: the whole-list form, run after CAREN's patch, dropped the appended command.
+      expect(wholeList.controlPlane).not.toContain(marker);
+      expect(wholeList.workers.flat()).not.toContain(marker);
+    } finally {
+      L().extension.override = undefined;
+    }
+  }, 4 * reconcileTimeoutMs);
 
   // A chained upgrade, observed. Nothing here runs machines, so the test reports completion the way
   // CAPI's own topology tests do with a fake control plane (sigs.k8s.io/cluster-api@v1.12.10:

@@ -7,7 +7,8 @@ import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { freePort, kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
-import { startRecordingExtension, type RecordingExtension } from "./recording-extension";
+import { carenDiscoveredVariables, readCarenSchemas } from "./caren-variables";
+import { carenHandlers, startRecordingExtension, type RecordingExtension } from "./recording-extension";
 import { labelAsClusterctlInstalls } from "./clusterctl-install";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
@@ -126,6 +127,8 @@ export interface CapiInTheLoop {
   api: KubeApiServer;
   capi: CapiBinaries;
   extension: RecordingExtension;
+  /** Where CAREN's variable schemas (which the extension publishes) came from, or why they are unavailable. */
+  carenSchemas: { via: string } | { unavailable: string };
   sources: SourceResult[];
   /** Names of CRDs installed, and which had a conversion webhook. */
   crds: { installed: number; converted: string[] };
@@ -467,7 +470,9 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
     lap("webhooks");
 
     // The recording extension, registered the way CAREN's chart registers CAREN.
-    extension = await startRecordingExtension();
+    // It publishes CAREN's variable schemas, rebuilt from CAREN's CRDs (none when unavailable).
+    const carenSchemas = await readCarenSchemas();
+    extension = await startRecordingExtension(carenHandlers(), "crds" in carenSchemas ? carenDiscoveredVariables(carenSchemas.crds) : new Map());
     const extensionConfig: KubeObject = {
       apiVersion: "runtime.cluster.x-k8s.io/v1beta2",
       kind: "ExtensionConfig",
@@ -539,6 +544,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
       api,
       capi,
       extension,
+      carenSchemas: "crds" in carenSchemas ? { via: carenSchemas.via } : { unavailable: carenSchemas.unavailable },
       sources,
       crds: { installed: crds.length, converted },
       timings,

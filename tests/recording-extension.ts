@@ -7,7 +7,10 @@ import { localServerCertificate } from "./script-harness";
 // A recording Runtime SDK extension that stands in for CAREN's *transport and names*, not for its
 // logic: it serves HTTPS on loopback, answers Discovery with exactly the handlers CAREN registers
 // under the ExtensionConfig name CAREN's chart gives, records every request CAPI sends, and answers
-// each with Success and nothing else (no patches, no variables, no retry). What CAREN would *do*
+// each with Success and nothing else (no patches, no retry). DiscoverVariables is the exception:
+// it answers the variable schemas CAREN publishes, rebuilt from CAREN's own CRDs the way CAREN
+// builds them (tests/caren-variables.ts), because CAPI validates every Cluster against them and
+// passes a patch only the variables its discovery defined. What CAREN would *do*
 // with a request (install Cilium, patch kubeadm, garbage-collect load balancers) is not here.
 //
 // Wire format: sigs.k8s.io/cluster-api@v1.12.10: api/runtime/hooks/v1alpha1/ (discovery_types.go,
@@ -77,8 +80,15 @@ export interface RecordingExtension {
   stop(): Promise<void>;
 }
 
-/** Starts the extension on a random loopback port. */
-export async function startRecordingExtension(handlers: ExtensionHandler[] = carenHandlers()): Promise<RecordingExtension> {
+/**
+ * Starts the extension on a random loopback port. `variables` answers DiscoverVariables by
+ * handler name (tests/caren-variables.ts builds CAREN's answers from its CRDs); a handler without
+ * an entry answers no variables.
+ */
+export async function startRecordingExtension(
+  handlers: ExtensionHandler[] = carenHandlers(),
+  variables: ReadonlyMap<string, unknown[]> = new Map(),
+): Promise<RecordingExtension> {
   const tls = localServerCertificate("recording-extension");
   rmSync(tls.dir, { recursive: true, force: true }); // the PEMs are in memory
   const byPath = new Map<string, ExtensionHandler>();
@@ -132,7 +142,7 @@ export async function startRecordingExtension(handlers: ExtensionHandler[] = car
       extension.requests.push(recorded);
       const answer: Record<string, unknown> = { apiVersion: hooksApiVersion, kind: `${handler.hook}Response`, status: "Success" };
       if (handler.hook === "GeneratePatches") answer.items = [];
-      if (handler.hook === "DiscoverVariables") answer.variables = [];
+      if (handler.hook === "DiscoverVariables") answer.variables = variables.get(handler.name) ?? [];
       if (handler.hook.startsWith("Before")) answer.retryAfterSeconds = 0;
       reply(200, { ...answer, ...extension.override?.(recorded) });
     });
