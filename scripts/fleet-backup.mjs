@@ -27,6 +27,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSyn
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { clearTimeout, setTimeout } from "node:timers";
+import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { HttpError, KubeconfigError, NetworkError, kubeRequest, parseKubeconfig } from "./lib/kube-client.mjs";
 
@@ -196,7 +197,13 @@ async function kubeconfigFile(options) {
  * @returns {Promise<{ metadata?: { name?: string, namespace?: string }, spec?: Record<string, unknown> }[] | undefined>}
  */
 async function listAll(target, apiPath, timeoutMs) {
-  const response = await kubeRequest(target, "GET", apiPath, { timeoutMs });
+  const deadline = Date.now() + timeoutMs;
+  let response = await kubeRequest(target, "GET", apiPath, { timeoutMs });
+  // 429 "storage is (re)initializing": a CRD's storage just after it was created; wait, bounded.
+  while (response.status === 429 && Date.now() < deadline) {
+    await sleep(500);
+    response = await kubeRequest(target, "GET", apiPath, { timeoutMs: Math.max(1000, deadline - Date.now()) });
+  }
   if (response.status === 404) return undefined;
   if (response.status !== 200) throw new HttpError(response.status, response.reason);
   const items = /** @type {{ items?: unknown }} */ (response.json).items;
@@ -232,14 +239,22 @@ async function missingFromBackup(target, clusters, files) {
   return missing;
 }
 
-/** @param {string} dir */
-function prepareDirectory(dir) {
+/**
+ * Refuses a target directory that is not new (or empty): clusterctl move --from-directory restores
+ * every file in the directory it is given.
+ * @param {string} dir
+ */
+function checkDirectory(dir) {
   if (existsSync(dir)) {
     if (readdirSync(dir).length > 0) fail(`--to ${dir} exists and is not empty: clusterctl move --from-directory restores every file in it, so a backup needs a directory of its own`);
-  } else {
-    if (!existsSync(path.dirname(dir))) fail(`--to ${dir}: its parent directory does not exist`);
-    mkdirSync(dir, { mode: 0o700 });
+  } else if (!existsSync(path.dirname(dir))) {
+    fail(`--to ${dir}: its parent directory does not exist`);
   }
+}
+
+/** @param {string} dir */
+function prepareDirectory(dir) {
+  if (!existsSync(dir)) mkdirSync(dir, { mode: 0o700 });
   chmodSync(dir, 0o700);
 }
 
@@ -277,6 +292,7 @@ async function main() {
   }
   const options = parseArgs(argv);
   const deadline = Date.now() + options.timeoutSeconds * 1000;
+  checkDirectory(options.to);
   const clusterctl = await locateClusterctl(options.clusterctl);
   const kubeconfig = await kubeconfigFile(options);
 
