@@ -62,9 +62,11 @@ async function violationsOf(stack: string, run?: ProgramRun, kind?: RunKind): Pr
   return evaluate(allRules, engineViewOfRegistrations(await runProgram(stack, run), kind), policyConfig(stack));
 }
 
-/** A prod fleet that breaks version, upgrade, LB-GC and management rules (validation skipped). */
+/** A prod fleet that breaks version, upgrade, LB-GC and management rules, the management k3s path included (validation skipped). */
 const violatingProd: ProgramRun = {
   deployed: { analytics: "v1.35.3" },
+  // The servers run the next minor after the configured k3s: the Plan would downgrade them.
+  deployedK3s: (({ major, minor }) => `v${major}.${minor + 1}.0+k3s1`)(parseK3sVersion(catalog.k3s.version)!),
   tamper: (config: FleetConfig): FleetConfig => ({
     ...config,
     management: config.management.mode === "hetzner" ? { ...config.management, deletionProtection: false, adminCidrs: ["0.0.0.0/0"] } : config.management,
@@ -109,6 +111,7 @@ describe("the policy pack over each stack's program", () => {
     expect(named("lb-gc-opt-out-exempted")).toEqual([expect.stringContaining('tenant "analytics"')]);
     expect(named("lb-gc-annotation-boolean")).toEqual([expect.stringContaining('tenant "edge" (Cluster tenant-edge/edge): annotation caren.nutanix.com/loadbalancer-gc: "maybe"')]);
     expect(named("management-deletion-protection")).toHaveLength(4); // three servers and the API load balancer
+    expect(named("management-k3s-upgrade-path")).toEqual([expect.stringContaining("would downgrade the servers from the deployed")]);
     expect(named("management-admin-ports-closed")).toEqual([expect.stringContaining("opens port 22 to 0.0.0.0/0"), expect.stringContaining("opens port 6443 to 0.0.0.0/0")]);
   });
 
