@@ -61,7 +61,8 @@ export function generatedTenant(index: number): GeneratedTenant {
       servicesCidr: `10.${96 + slot}.0.0/16`,
       routingDomain: `domain-${Math.floor(index / tenantsPerRoutingDomain)}`,
     },
-    cni: { provider: "cilium", strategy: index % 5 === 4 ? "ClusterResourceSet" : "HelmAddon", kubeProxyReplacement: index % 2 === 0 },
+    // Kube-proxy replacement only with HelmAddon: CAREN's ClusterResourceSet Cilium cannot replace it (validation refuses it).
+    cni: { provider: "cilium", strategy: index % 5 === 4 ? "ClusterResourceSet" : "HelmAddon", kubeProxyReplacement: index % 2 === 0 && index % 5 !== 4 },
   };
 }
 
@@ -73,7 +74,8 @@ export function generatedTenants(count: number): GeneratedTenant[] {
 /**
  * `base` (a committed stack's runtime config) with `capi-fleet:tenants` replaced by N
  * generated tenants and `capi-fleet:tenantHcloudTokens` by one token each (`token(leafPath)`),
- * the key kept secret. Everything else (management, gitops, hcloud:token) stays as committed.
+ * the key kept secret; the committed tenants' registry credentials are dropped. Everything else
+ * (management, gitops, hcloud:token) stays as committed.
  */
 export function generatedStackConfig(
   base: GeneratedRuntimeConfig,
@@ -82,8 +84,10 @@ export function generatedStackConfig(
 ): GeneratedRuntimeConfig {
   const tenants = generatedTenants(count);
   const tokens = Object.fromEntries(tenants.map((tenant) => [tenant.name, token(`${configKeys.tenantHcloudTokens}.${tenant.name}`)]));
-  const values = { ...base.values, [configKeys.tenants]: JSON.stringify(tenants), [configKeys.tenantHcloudTokens]: JSON.stringify(tokens) };
-  const secretKeys = [...new Set([...base.secretKeys, configKeys.tenantHcloudTokens])];
+  // Registry credentials belong to the committed tenants (generated ones use no private registry).
+  const { [configKeys.tenantRegistryCredentials]: _credentials, ...kept } = base.values;
+  const values = { ...kept, [configKeys.tenants]: JSON.stringify(tenants), [configKeys.tenantHcloudTokens]: JSON.stringify(tokens) };
+  const secretKeys = [...new Set([...base.secretKeys.filter((key) => key !== configKeys.tenantRegistryCredentials), configKeys.tenantHcloudTokens])];
   return { values, secretKeys };
 }
 

@@ -206,8 +206,10 @@ export function generatedStackFile(prodStackYaml: string, tenants: number): stri
   const tokens = (file.config[configKeys.tenantHcloudTokens] ?? {}) as Record<string, unknown>;
   const placeholder = Object.values(tokens)[0];
   if (!placeholder) throw new Error(`the prod stack file has no ${configKeys.tenantHcloudTokens} entry to reuse`);
+  // The committed tenants' registry credentials name tenants the generated fleet does not have.
+  const { [configKeys.tenantRegistryCredentials]: _credentials, ...committed } = file.config;
   const config = {
-    ...file.config,
+    ...committed,
     [configKeys.tenants]: generatedTenants(tenants),
     [configKeys.tenantHcloudTokens]: Object.fromEntries(generatedTenants(tenants).map((tenant) => [tenant.name, placeholder])),
   };
