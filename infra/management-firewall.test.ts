@@ -1,0 +1,95 @@
+import { beforeAll, describe, expect, it } from "vitest";
+import { one, runStack } from "../tests/fleet-run";
+import type { Registration } from "../tests/pulumi-mocks";
+import { readStackConfig } from "../tests/stack-files";
+import { cidrContains, mustParseCidr } from "./model/cidr";
+
+// The management servers' hcloud Firewall as the prod program registers it, evaluated as Hetzner
+// evaluates inbound rules (docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
+// the rules list what may reach the server, with an implicit deny at the end; a tcp/udp rule
+// carries a port or an "a-b" range, an icmp rule none), against what reaches the servers:
+// - from the admin networks: SSH and the Kubernetes API, nothing else;
+// - from any other address: nothing (the API load balancer reaches the servers privately);
+// - from the private network: what k3s servers need from each other (docs.k3s.io,
+//   installation/requirements, "Inbound Rules for K3s Nodes": 6443/tcp supervisor and API,
+//   2379-2380/tcp embedded etcd, 8472/udp flannel VXLAN, 10250/tcp kubelet), and ICMP.
+
+type Rule = { direction: string; protocol: string; port?: string; sourceIps: string[] };
+type Packet = { protocol: "tcp" | "udp" | "icmp"; port?: number; source: string };
+
+/** A port spec as Hetzner reads it; undefined when the rule is invalid for the protocol. */
+function portRange(rule: Rule): [number, number] | "none" | undefined {
+  if (rule.protocol === "icmp") return rule.port === undefined ? "none" : undefined;
+  const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(rule.port ?? "");
+  if (!match) return undefined;
+  const [from, to] = [Number(match[1]), Number(match[2] ?? match[1])];
+  return from >= 1 && from <= to && to <= 65535 ? [from, to] : undefined;
+}
+
+/** Whether a packet gets through; throws on a rule Hetzner's API would refuse. */
+function admits(rules: readonly Rule[], packet: Packet): boolean {
+  const source = mustParseCidr(packet.source.includes(":") ? `${packet.source}/128` : `${packet.source}/32`);
+  return rules.some((rule) => {
+    const range = portRange(rule);
+    if (range === undefined) throw new Error(`hcloud refuses rule ${JSON.stringify(rule)}`);
+    if (rule.direction !== "in" || rule.protocol !== packet.protocol) return false;
+    if (range !== "none" && (packet.port === undefined || packet.port < range[0] || packet.port > range[1])) return false;
+    return rule.sourceIps.some((cidr) => cidrContains(mustParseCidr(cidr), source));
+  });
+}
+
+const management = JSON.parse(readStackConfig("prod").values["capi-fleet:management"]!) as { adminCidrs: string[]; network: { cidr: string } };
+/** A host inside each admin network, one outside all of them, and a server's private neighbour. */
+const adminHosts = ["203.0.113.5", "2001:db8:1::7"];
+const strangers = ["198.51.100.9", "2001:db8:ffff::1"];
+const neighbour = "10.0.1.12";
+
+const nodePorts: Packet[] = [
+  { protocol: "tcp", port: 22, source: "" },
+  { protocol: "tcp", port: 6443, source: "" },
+  { protocol: "tcp", port: 2379, source: "" },
+  { protocol: "tcp", port: 2380, source: "" },
+  { protocol: "tcp", port: 10250, source: "" },
+  { protocol: "udp", port: 8472, source: "" },
+];
+
+describe("the management firewall of prod", () => {
+  let firewall: Registration;
+  let rules: Rule[];
+
+  beforeAll(async () => {
+    const { registrations } = await runStack("prod");
+    firewall = one(registrations, "hcloud:index/firewall:Firewall", "management-firewall");
+    rules = firewall.inputs.rules as Rule[];
+  }, 120_000);
+
+  it("is the stack's: the hosts the test uses lie where the stack says", () => {
+    expect(adminHosts.every((host) => admits([{ direction: "in", protocol: "icmp", sourceIps: management.adminCidrs }], { protocol: "icmp", source: host }))).toBe(true);
+    expect(admits([{ direction: "in", protocol: "icmp", sourceIps: [management.network.cidr] }], { protocol: "icmp", source: neighbour })).toBe(true);
+  });
+
+  it("lets the admin networks reach SSH and the Kubernetes API, and nothing else", () => {
+    for (const source of adminHosts) {
+      const reachable = nodePorts.filter((packet) => admits(rules, { ...packet, source })).map((packet) => `${packet.port}/${packet.protocol}`);
+      expect(reachable, source).toEqual(["22/tcp", "6443/tcp"]);
+    }
+  });
+
+  it("lets no other public address reach any port", () => {
+    for (const source of strangers) {
+      expect(nodePorts.filter((packet) => admits(rules, { ...packet, source })), source).toEqual([]);
+      expect(admits(rules, { protocol: "icmp", source })).toBe(false);
+    }
+  });
+
+  it("lets the other servers reach what k3s servers need from each other, and ICMP", () => {
+    expect(nodePorts.filter((packet) => !admits(rules, { ...packet, source: neighbour })).map((packet) => packet.port)).toEqual([]);
+    expect(admits(rules, { protocol: "icmp", source: neighbour })).toBe(true);
+  });
+
+  it("negative control: the evaluator refuses what Hetzner refuses and denies what no rule lists", () => {
+    expect(() => admits([{ direction: "in", protocol: "tcp", port: "", sourceIps: ["10.0.0.0/8"] }], { protocol: "tcp", port: 22, source: neighbour })).toThrow(/refuses/);
+    expect(admits([{ direction: "in", protocol: "tcp", port: "22", sourceIps: ["10.0.0.0/8"] }], { protocol: "tcp", port: 23, source: neighbour })).toBe(false);
+    expect(admits([{ direction: "in", protocol: "udp", port: "1-65535", sourceIps: ["10.0.0.0/8"] }], { protocol: "tcp", port: 22, source: neighbour })).toBe(false);
+  });
+});
