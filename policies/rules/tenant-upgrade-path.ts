@@ -20,7 +20,7 @@ export const tenantUpgradePath = stackRule({
     for (const { resource, cluster } of clustersIn(resources)) {
       const from = deployed.get(tenantOf(cluster));
       if (from === undefined || from === cluster.version || !semver.valid(from) || !semver.valid(cluster.version)) {
-        continue; // a new tenant, no change, or tenant-kubernetes-version-supported reports the version itself
+        continue; // a new tenant, no change, or not a version (config validation refuses those)
       }
       const minorsCrossed = semver.minor(cluster.version) - semver.minor(from);
       const capi = clusterApi === undefined ? null : semver.coerce(clusterApi);
