@@ -9,14 +9,17 @@ import { repoRoot } from "./stack-files";
 const execFileAsync = promisify(execFile);
 const runbook = readFileSync(path.join(repoRoot, "docs", "operations.md"), "utf8");
 
-/** Builds (once, cached outside the repo) and locates the pinned pulumi and kubectl. */
+/** Builds (once, cached outside the repo) and locates the pinned pulumi, kubectl and clusterctl. */
 async function pinnedClis(): Promise<Clis> {
   const long = { cwd: repoRoot, timeout: 40 * 60_000, maxBuffer: 16 * 1024 * 1024 };
   await execFileAsync(path.join(repoRoot, "scripts", "toolchain"), ["build", "cli"], long);
   const { stdout: pins } = await execFileAsync(path.join(repoRoot, "scripts", "toolchain"), ["pins"], long);
   const cache = /^cache: (.+)$/m.exec(pins)?.[1];
   const { stdout: paths } = await execFileAsync(path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ["paths"], long);
+  const { stdout: capiPaths } = await execFileAsync(path.join(repoRoot, "scripts", "capi-toolchain"), ["paths"], long);
+  const clusterctl = /^CLUSTERCTL=(.+)$/m.exec(capiPaths)?.[1];
   return {
+    ...(clusterctl ? { clusterctl } : {}),
     ...(cache ? { pulumi: path.join(cache, "bin", "pulumi") } : {}),
     ...(/^KUBECTL=(.+)$/m.exec(paths)?.[1] ? { kubectl: /^KUBECTL=(.+)$/m.exec(paths)?.[1] } : {}),
   };
@@ -64,9 +67,10 @@ describe("docs/operations.md", () => {
     }
   });
 
-  it("uses only commands that exist: npm scripts, repo scripts (--help), pulumi and kubectl subcommands and flags", async () => {
+  it("uses only commands that exist: npm scripts, repo scripts (--help), pulumi, kubectl and clusterctl subcommands and flags", async () => {
     expect(clis.pulumi, "pinned pulumi CLI").toBeDefined();
     expect(clis.kubectl, "pinned kubectl").toBeDefined();
+    expect(clis.clusterctl, "clusterctl at the catalog's CAPI version").toBeDefined();
     const checks = await Promise.all(commands.map((c) => checkCommand(c, clis)));
     expect(checks.flatMap((check) => check.problems)).toEqual([]);
     expect(checks.flatMap((check) => check.unchecked ?? [])).toEqual([]);
@@ -79,7 +83,9 @@ describe("docs/operations.md", () => {
     expect(await problems("kubectl get clusters -A --kubconfig x")).toContain("kubectl get: no flag --kubconfig");
     expect(await problems("npm run deploy")).toContain('package.json has no script "deploy"');
     expect(await problems("node scripts/nope.mjs")).toContain("scripts/nope.mjs is not a script in this repository");
-    expect(await problems("hcloud server list")).toContain("hcloud is neither a repository script nor pulumi/kubectl");
+    expect(await problems("clusterctl move --from-dir backup --to-kubeconfig k")).toContain("clusterctl move: no flag --from-dir");
+    expect(await problems("clusterctl restore --from-directory backup")).toContain('unknown command "restore"');
+    expect(await problems("hcloud server list")).toContain("hcloud is neither a repository script nor pulumi/kubectl/clusterctl");
   }, 60_000);
 
   it("runs the plan command exactly as written (offline)", async () => {

@@ -7,7 +7,7 @@ import { repoRoot } from "./stack-files";
 /**
  * Reads the shell commands out of a Markdown runbook and checks each against what exists:
  * npm scripts in package.json, repo scripts (which must answer --help), and the subcommands
- * and flags of cobra CLIs (`pulumi`, `kubectl`) as their own --help prints them.
+ * and flags of cobra CLIs (`pulumi`, `kubectl`, `clusterctl`) as their own --help prints them.
  */
 
 const execFileAsync = promisify(execFile);
@@ -91,6 +91,8 @@ const shellBuiltins = new Set(["export", "unset", "read", "cd", "chmod", "git", 
 export interface Clis {
   readonly pulumi?: string;
   readonly kubectl?: string;
+  /** Built by scripts/capi-toolchain at the catalog's Cluster API version (the fleet backup's restore). */
+  readonly clusterctl?: string;
 }
 
 /** The subcommands a cobra help text lists under "Available Commands:" or grouped "… Commands:" headings. */
@@ -118,7 +120,7 @@ function helpOf(bin: string, args: readonly string[]): Promise<string> {
   const key = [bin, ...args].join(" ");
   let help = helpCache.get(key);
   if (!help) {
-    help = execFileAsync(bin, [...args], { timeout: 30_000, env: { ...process.env, PULUMI_SKIP_UPDATE_CHECK: "true", KUBECONFIG: "/dev/null" } }).then(
+    help = execFileAsync(bin, [...args], { timeout: 30_000, env: { ...process.env, PULUMI_SKIP_UPDATE_CHECK: "true", CLUSTERCTL_DISABLE_VERSIONCHECK: "true", KUBECONFIG: "/dev/null" } }).then(
       ({ stdout, stderr }) => stdout + stderr,
       (error: unknown) => {
         // cobra exits non-zero for some help pages; the text is still the help.
@@ -200,11 +202,11 @@ export async function checkCommand(command: RunbookCommand, clis: Clis): Promise
       return { problems: [`${at}: ${script} --help failed: ${String(error)}`] };
     }
   }
-  if (program === "pulumi" || program === "kubectl") {
+  if (program === "pulumi" || program === "kubectl" || program === "clusterctl") {
     const bin = clis[program];
     if (!bin) return { problems: [], unchecked: `${at}: no ${program} binary here` };
     const problems = await cobraProblems(bin, command.words, program === "kubectl" ? ["options"] : []);
     return { problems: problems.map((problem) => `${at}: ${problem}`) };
   }
-  return { problems: [`${at}: ${program} is neither a repository script nor pulumi/kubectl`] };
+  return { problems: [`${at}: ${program} is neither a repository script nor pulumi/kubectl/clusterctl`] };
 }
