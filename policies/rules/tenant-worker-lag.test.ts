@@ -1,4 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { computeUpgradePlan, maxWorkersMinorSkew, upgradeCampaign } from "../../infra/model/upgrade-plan";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { maxWorkerLag, tenantWorkerLag as rule } from "./tenant-worker-lag";
@@ -17,6 +19,25 @@ describe("maxWorkerLag", () => {
       return { component: component === "cp" ? ("control-plane" as const) : ("workers" as const), version: version! };
     });
     expect(maxWorkerLag(from, campaign)).toBe(lag);
+  });
+});
+
+describe("the workers' lag on the plan CAPI computes", () => {
+  // What the rule computes for a tenant deployed at v1.<from>.x going to v1.<from+span>.y with
+  // every minor in between listed by the class: the lag grows with the control plane's steps
+  // until CAPI moves the workers (every 3 minors at most), so it is min(span, 3) and the rule's
+  // report for a larger lag cannot fire on CAPI's own plan (it guards this port of the planner).
+  it("is min(minors crossed, 3) for any chained upgrade, at 1,000 runs", () => {
+    const upgrade = fc.record({ from: fc.integer({ min: 20, max: 40 }), span: fc.integer({ min: 0, max: 12 }), fromPatch: fc.integer({ min: 0, max: 9 }), toPatch: fc.integer({ min: 10, max: 19 }) });
+    fc.assert(
+      fc.property(upgrade, ({ from, span, fromPatch, toPatch }) => {
+        const kubernetesVersions = Array.from({ length: span + 1 }, (_, i) => `v1.${from + i}.${i === 0 ? fromPatch : toPatch}`);
+        const versions = { controlPlaneVersion: kubernetesVersions[0]!, workersVersion: kubernetesVersions[0]!, desiredVersion: kubernetesVersions.at(-1)! };
+        const campaign = upgradeCampaign(versions, computeUpgradePlan({ ...versions, kubernetesVersions }));
+        expect(maxWorkerLag(versions.controlPlaneVersion, campaign)).toBe(Math.min(span, maxWorkersMinorSkew));
+      }),
+      { numRuns: 1000 },
+    );
   });
 });
 
