@@ -1,7 +1,9 @@
+import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/caren-extensions";
-import { catalog } from "../../infra/model/catalog";
+import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../../infra/model/caren-helm-addons";
+import { catalog, type HelmChartPin } from "../../infra/model/catalog";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { platformNamespaces } from "../../infra/model/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
@@ -29,6 +31,28 @@ export const carenValues = {
   deployDefaultClusterClasses: false,
   helmRepository: { enabled: false },
 } as const;
+
+/**
+ * The patch that sets the fleet's Cilium (catalog) as the `cilium` entry of CAREN's helm-addons
+ * ConfigMap, and nothing else of it (infra/model/caren-helm-addons.ts says why a patch).
+ * - `pulumi.com/patchForce`: the key belongs to Helm's field manager, so server-side apply
+ *   would otherwise refuse it as a conflict.
+ * - `capi-fleet.io/caren-release` (a digest of the release's chart pin and values) re-applies
+ *   the patch after every change of the release: Helm's upgrade is a three-way merge against
+ *   the live object and puts CAREN's own entry back (helm.sh docs, "Changes since Helm 2",
+ *   "Improved Upgrade Strategy: 3-way Strategic Merge Patches").
+ */
+export function carenCiliumVersionPatch(release: { pin: HelmChartPin; values: unknown } = { pin: catalog.caren.chart, values: carenValues }) {
+  const digest = createHash("sha256").update(JSON.stringify(release)).digest("hex").slice(0, 16);
+  return {
+    metadata: {
+      name: carenHelmAddonsConfigMap,
+      namespace: carenNamespace,
+      annotations: { "pulumi.com/patchForce": "true", "capi-fleet.io/caren-release": digest },
+    },
+    data: { [carenCiliumAddonKey]: helmAddonEntryText(ciliumHelmAddonEntry()) },
+  };
+}
 
 /** Arguments of {@link Caren}. */
 export interface CarenArgs {
@@ -66,6 +90,9 @@ export class Caren extends pulumi.ComponentResource {
       { chart: pin.chart, version: pin.version },
     );
 
+    // Before the readiness gate, so no tenant's hook runs while CAREN still has its own Cilium.
+    const ciliumVersion = new k8s.core.v1.ConfigMapPatch(`${name}-cilium-version`, carenCiliumVersionPatch({ pin, values: carenValues }), { parent: this, dependsOn: [release] });
+
     // The chart owns the ExtensionConfig; this patch only adds the wait annotation, so
     // Pulumi blocks until CAPI's runtime controller has called CAREN's discovery endpoint
     // (pulumi-kubernetes awaits Patch resources like any other: pkg/await/await.go Creation).
@@ -80,7 +107,7 @@ export class Caren extends pulumi.ComponentResource {
         },
       },
     };
-    this.ready = facts.add(new k8s.apiextensions.CustomResourcePatch(`${name}-extension-config-discovered`, readyInputs, { parent: this, dependsOn: [release] }), readyInputs);
+    this.ready = facts.add(new k8s.apiextensions.CustomResourcePatch(`${name}-extension-config-discovered`, readyInputs, { parent: this, dependsOn: [release, ciliumVersion] }), readyInputs);
 
     this.extensionConfigName = pulumi.output(this.extensionNames.extensionConfig);
     this.version = pulumi.output(pin.version);
