@@ -131,6 +131,14 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["failure domain outside the regions", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.failureDomain = "hel1"), "tenants[0].workers[0].failureDomain", "allowed: fsn1"],
   ["regions in two network zones", (r) => (r.tenants[0]!.regions = ["fsn1", "ash"]), "tenants[0].regions[1]", "a tenant's private network spans one zone"],
   ["worker pool too big for its placement group", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; pool.placementGroup = true; pool.replicas = 10; }, "tenants[0].workers[0].replicas", "allowed: at most 9"],
+  ["replicas and autoscaling on one pool", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.autoscaling = { minSize: 1, maxSize: 3 }), "tenants[0].workers[0].replicas", "allowed: either replicas or autoscaling, so remove replicas"],
+  ["neither replicas nor autoscaling", (r) => delete (r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas, "tenants[0].workers[0].replicas", "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } instead"],
+  ["autoscaling minSize above maxSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 4, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "4 is above maxSize 3; allowed: 1 to 3"],
+  ["autoscaling from zero", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 0, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "scaling from zero does not work on Hetzner"],
+  ["typo in autoscaling", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxsize: 3 }; }, "tenants[0].workers[0].autoscaling.maxsize", "allowed keys: minSize, maxSize"],
+  ["autoscaled pool too big for its placement group", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.placementGroup = true; pool.autoscaling = { minSize: 1, maxSize: 10 }; }, "tenants[0].workers[0].autoscaling.maxSize", "10 as maxSize does not fit a placement group"],
+  ["pods range with fewer /24s than an autoscaled pool's maxSize needs", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxSize: 10 }; r.tenants[0]!.network = { podsCidr: "192.168.0.0/21" }; }, "tenants[0].network.podsCidr", "holds 8 node pod ranges of /24, but the tenant can have 15 servers at once"],
+  ["unknown NFD strategy", (r) => (r.tenants[0]!.nfd = { strategy: "Helm" }), "tenants[0].nfd.strategy", "allowed: HelmAddon, ClusterResourceSet"],
   ["nodes subnet outside the nodes range", (r) => (r.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: "10.11.0.0/24" }), "tenants[0].network.nodesSubnetCidr", "is not inside tenants[0].network.nodesCidr 10.10.0.0/16"],
   ["tenant apps without gitops", (r) => (r.tenants[0]!.apps = { path: "./tenants/alpha" }), "tenants[0].apps", "needs the top-level gitops setting"],
   ["tenant apps path outside the repository", (r) => { r.gitops = { url: "https://git.example.com/fleet.git" }; r.tenants[0]!.apps = { path: "../elsewhere" }; }, "tenants[0].apps.path", "not a path inside the repository"],
@@ -298,7 +306,18 @@ describe("parseFleetConfig", () => {
     const { values, secretKeys } = readStackConfig(stack);
     const config = parseFleetConfig({ stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: false });
     expect(config.tenants.length).toBeGreaterThan(0);
-    expect(config.warnings).toEqual([]);
+    // prod autoscales one pool, which warns where CAREN puts the autoscaler.
+    expect(config.warnings.map((warning) => warning.path)).toEqual(stack === "prod" ? ["tenants[1].workers[0].autoscaling"] : []);
+  });
+
+  it("warns, for each autoscaled pool, that CAREN installs the autoscaler where it cannot work unless the management cluster is a CAPI Cluster", () => {
+    const raw = baseline();
+    const pool = (raw.tenants[0]!.workers as Record<string, unknown>[])[0]!;
+    delete pool.replicas;
+    pool.autoscaling = { minSize: 1, maxSize: 3 };
+    const [warning, ...others] = parseFleetConfig(toInput(raw)).warnings;
+    expect(others).toEqual([]);
+    expect(warning).toEqual({ path: "tenants[0].workers[0].autoscaling", message: expect.stringContaining("k3s management cluster is not a Cluster API Cluster") });
   });
 
   it("keeps secrets out of JSON and string renderings of the config", () => {

@@ -15,7 +15,7 @@ describe("cilium-supports-tenant", () => {
     at(fixture(fleet, "cluster-payments").props, "spec", "topology").version = "v1.36.1";
     const violations = await evaluate([rule], fleet);
     expect(violations).toEqual([expect.objectContaining({ policy: "cilium-supports-tenant", level: "mandatory" })]);
-    expect(violations[0]!.message).toContain('tenant "payments" (Cluster tenant-payments/payments): Cilium 1.19.4 (shipped by CAREN v0.50.0) supports Kubernetes 1.32–1.35, not 1.36');
+    expect(violations[0]!.message).toContain(`tenant "payments" (Cluster tenant-payments/payments): Cilium 1.19.4 (the fleet's, installed by CAREN v0.50.0) supports Kubernetes 1.32–1.35, not 1.36`);
   });
 
   it("does not apply when the tenant asks CAREN for no Cilium", async () => {

@@ -4,12 +4,12 @@ import { describeRange, isMinorInRange, minorOf, parseKubernetesVersion } from "
 import { resourceRule } from "../lib/define";
 import { clusterView, resourceTypes } from "../lib/fleet-resources";
 
-/** The Cilium CAREN ships supports the tenant's minor. */
+/** The fleet's Cilium (the catalog's, which the program hands to CAREN) supports the tenant's minor. */
 export const ciliumSupportsTenant = resourceRule({
   name: "cilium-supports-tenant",
-  description: `The Cilium CAREN ${catalog.caren.chart.version} installs (${catalog.cilium.version}) supports the tenant's Kubernetes minor (${describeRange(catalog.cilium.kubernetes)}).`,
+  description: `The fleet's Cilium ${catalog.cilium.version}, which CAREN ${catalog.caren.chart.version} installs, supports the tenant's Kubernetes minor (${describeRange(catalog.cilium.kubernetes)}).`,
   enforcementLevel: "mandatory",
-  remediationSteps: "Keep the tenant on a minor Cilium supports, or move to a CAREN release that ships a newer Cilium.",
+  remediationSteps: "Keep the tenant on a minor Cilium supports, or bump catalog.cilium (docs/operations.md, Upgrade Cilium across the fleet).",
   resourceTypes: [resourceTypes.cluster],
   validate: (props, _config, report) => {
     const cluster = clusterView(props);
@@ -17,7 +17,7 @@ export const ciliumSupportsTenant = resourceRule({
     if (cluster.cniProvider !== carenCniProviders[0] || !version) return;
     if (!isMinorInRange(version, catalog.cilium.kubernetes)) {
       report(
-        `${cluster.description}: Cilium ${catalog.cilium.version} (shipped by CAREN ${catalog.caren.chart.version}) supports Kubernetes ${describeRange(catalog.cilium.kubernetes)}, not ${minorOf(version)}; ` +
+        `${cluster.description}: Cilium ${catalog.cilium.version} (the fleet's, installed by CAREN ${catalog.caren.chart.version}) supports Kubernetes ${describeRange(catalog.cilium.kubernetes)}, not ${minorOf(version)}; ` +
           "keep tenants[].kubernetesVersion in that range.",
       );
     }
