@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
-import { declaredOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
+import { catalog } from "../infra/model/catalog";
+import { parseK3sVersion } from "../infra/model/kubernetes-version";
+import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
@@ -227,7 +229,12 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     const registrations = await registrationsOf("prod");
     const deployed = registrations.find((registration) => registration.type === resourceTypes.deployedState)!;
     // tenant-not-removed: "retired" runs, but the program no longer declares it.
-    deployed.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" } };
+    // management-k3s-upgrade-path: the servers run a newer minor than the Plan asks for (a downgrade).
+    const k3s = parseK3sVersion(catalog.k3s.version)!;
+    deployed.outputs = {
+      [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" },
+      [deployedManagementK3sVersionOutputName]: `v${k3s.major}.${k3s.minor + 1}.0+k3s1`,
+    };
     seedViolations(registrations);
     const engine = await enginePreview("prod", registrations);
     expect(engine.code, engine.output).not.toBe(0);
@@ -243,6 +250,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       "cluster-waits-for-caren",
       "fleet-version-drift",
       "tenant-not-removed",
+      "management-k3s-upgrade-path",
     ]) {
       expect(fired, `${rule} in:\n${engine.output}`).toContain(rule);
     }
