@@ -1,5 +1,7 @@
 import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
+import { runStack } from "../../tests/fleet-run";
+import { engineViewOfRegistrations } from "../../tests/policy-resources";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
@@ -59,6 +61,30 @@ describe("csi-reclaim-policy-delete", () => {
   it("ignores the same values on the CCM proxy (another chart)", async () => {
     expect(await evaluate([rule], withReclaimPolicy("Retain", "ccm-payments"))).toEqual([]);
   });
+
+  it("accepts Retain for a tenant exempted as namespace/cluster", async () => {
+    expect(await evaluate([rule], withReclaimPolicy("Retain"), { "csi-reclaim-policy-delete": { exemptClusters: ["tenant-payments/payments"] } })).toEqual([]);
+    expect(await evaluate([rule], withReclaimPolicy("Retain"), { "csi-reclaim-policy-delete": { exemptClusters: ["tenant-analytics/payments"] } })).toHaveLength(1);
+  });
+
+  it("reports storageClasses that are not a list", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = stringify({ storageClasses: { name: "hcloud-volumes", reclaimPolicy: "Retain" } });
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => violation.message)).toEqual([
+      'HelmChartProxy tenant-payments/hcloud-csi (tenant "payments"): valuesTemplate storageClasses is not a list, so its StorageClasses cannot be checked.',
+    ]);
+  });
+
+  it("fires in a real run: the prod program with one tenant's storage.reclaimPolicy Retain, which validation accepts", async () => {
+    const { registrations } = await runStack("prod", (values) => {
+      const tenants = JSON.parse(values["capi-fleet:tenants"]!) as { name: string; storage?: Record<string, unknown> }[];
+      tenants[1]!.storage = { ...tenants[1]!.storage, reclaimPolicy: "Retain" };
+      values["capi-fleet:tenants"] = JSON.stringify(tenants);
+    });
+    const violations = await evaluate([rule], engineViewOfRegistrations(registrations));
+    expect(violations.map((violation) => violation.message)).toEqual([expect.stringContaining('(tenant "analytics"): StorageClass "hcloud-volumes" has reclaimPolicy Retain')]);
+  }, 120_000);
 
   it("reports a valuesTemplate that is not YAML", async () => {
     const fleet = cloneFixtures(baseline);
