@@ -634,6 +634,11 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
       const declared = variablesOf(topologyOf(cluster).variables).clusterConfig as Record<string, unknown>;
       // What the program declared is what CAPI holds, plus what CAREN's schema defaults.
       expect(held, cluster.metadata.name).toMatchObject(declared);
+      const canonical = (value: unknown): string =>
+        JSON.stringify(value, (_key, inner: unknown) =>
+          inner && typeof inner === "object" && !Array.isArray(inner) ? Object.fromEntries(Object.entries(inner as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b))) : inner,
+        );
+      if (canonical(held) !== canonical(declared)) report.push(`${cluster.metadata.name!}: CAREN's schema defaults changed clusterConfig to ${JSON.stringify(held).slice(0, 400)}`);
       for (const handler of handlers) {
         const requests = await eventually(`GeneratePatches ${handler} for ${cluster.metadata.name!}`, reconcileTimeoutMs, () => {
           const found = generatePatches().filter((r) => r.handler === handler && clusterOf(r) === cluster.metadata.name);
@@ -694,7 +699,7 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
     mode.mode = before === "iptables" ? "nftables" : "iptables";
     topologyOf(changed).version = topologyOf(live).version;
     const response = await L().apply(changed, { dryRun: true });
-    report.push(`kube-proxy mode ${before} → ${mode.mode} on live ${withMode.metadata.name!}: HTTP ${response.status}: ${responseMessage(response).slice(0, 300)}`);
+    report.push(`kube-proxy mode ${before} → ${mode.mode} on live ${withMode.metadata.name!}: HTTP ${response.status}: …${responseMessage(response).slice(-160)}`);
     expect(response.status).toBeGreaterThanOrEqual(400);
     expect(responseMessage(response)).toMatch(/cannot be changed after cluster creation/);
   });

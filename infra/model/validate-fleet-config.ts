@@ -704,6 +704,8 @@ function overlapProblems(candidates: readonly NamedCidr[], existing: readonly Na
  * - Cilium values with the ClusterResourceSet strategy: CAREN reads them for HelmAddon only
  *   (api/v1alpha1/addon_types.go, "when HelmAddon is the strategy");
  * - `cni.kubeProxyReplacement: true` next to another `kubeProxy.mode`;
+ * - Cilium values without `kubeProxyReplacement: true` while kube-proxy is disabled (CAREN's webhook
+ *   denies the Cluster);
  * - a proxy with neither http nor https.
  */
 function carenSettingProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
@@ -724,6 +726,13 @@ function carenSettingProblems(tenant: TenantSettings, at: string): ConfigProblem
   }
   if (crs && tenant.cni.values) {
     problems.push({ path: `${at}.cni.values`, message: "is used by CAREN with the HelmAddon strategy only; allowed: strategy HelmAddon, or remove the values" });
+  } else if (tenant.cni.values && kubeProxyModeOf(tenant) === "disabled" && tenant.cni.values.kubeProxyReplacement !== true) {
+    // CAREN's Cluster webhook denies this combination (pkg/webhook/cluster/cilium_configuration_validator.go
+    // at v0.50.0): without kube-proxy, Cilium must replace it.
+    problems.push({
+      path: `${at}.cni.values.kubeProxyReplacement`,
+      message: `${formatValue(tenant.cni.values.kubeProxyReplacement)} leaves the cluster without kube-proxy and without its replacement (kube-proxy mode disabled); allowed: true`,
+    });
   }
   if (tenant.proxy && !tenant.proxy.http && !tenant.proxy.https) {
     problems.push({ path: `${at}.proxy`, message: "sets no proxy; allowed: http and/or https (additionalNoProxy only adds exceptions), or remove proxy" });
