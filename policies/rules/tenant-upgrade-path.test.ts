@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { catalog } from "../../infra/model/catalog";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { tenantUpgradePath as rule } from "./tenant-upgrade-path";
@@ -58,5 +59,22 @@ describe("tenant-upgrade-path", () => {
     expect(violations).toHaveLength(1);
     expect(violations[0]!.message).toContain("v1.33.10 → v1.35.3 crosses 2 minors, but Cluster API v1.11.11 has no chained upgrades (since v1.12.0)");
     expect(violations[0]!.message).toContain("raise tenants[].kubernetesVersion one minor per update");
+  });
+
+  it("passes a one-minor upgrade on a Cluster API without chained upgrades, and a two-minor one on the first release with them", async () => {
+    const oneMinor = deployed({ payments: "v1.33.10" });
+    at(fixture(oneMinor, "core-provider").props, "spec").version = "v1.11.11";
+    expect(await evaluate([rule], oneMinor)).toEqual([]);
+    const firstChained = deployed({ analytics: "v1.33.10" });
+    at(fixture(firstChained, "core-provider").props, "spec").version = catalog.clusterApi.chainedUpgradesSince;
+    expect(await evaluate([rule], firstChained)).toEqual([]);
+  });
+
+  it("judges the plan alone when no core provider declares the Cluster API version", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    at(fixture(fleet, "core-provider").props, "spec").version = undefined;
+    expect(await evaluate([rule], fleet)).toEqual([]);
+    at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.35.3"];
+    expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("cannot go from the deployed v1.33.10 to v1.35.3")]);
   });
 });
