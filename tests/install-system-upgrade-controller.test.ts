@@ -1,12 +1,18 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { systemUpgradeInstallerScript } from "../infra/model/k3s-upgrades";
-import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
+import { catalog } from "../infra/model/catalog";
+import { systemUpgrade, systemUpgradeInstallerScript } from "../infra/model/k3s-upgrades";
+import { byType, runStack } from "./fleet-run";
+import { runToolchain, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import { runNodeScript } from "./script-harness";
 import { repoRoot } from "./stack-files";
+import { crdSources, readSource } from "./upstream-crds";
 
 /**
  * The system-upgrade-controller installer (scripts/install-system-upgrade-controller.mjs)
@@ -18,6 +24,13 @@ import { repoRoot } from "./stack-files";
  * (Namespace, ServiceAccount, ConfigMap, ClusterRole, ClusterRoleBinding, Deployment). No
  * controller runs here, so nothing registers the Plan CRD: the manifest carries a CRD of a
  * made-up group in its place, and the script is told to wait for that one.
+ *
+ * The last test uses upstream instead: SUC's release manifest rebuilt the way its release job
+ * builds it (rancher/system-upgrade-controller@v0.20.1: scripts/package-controller, `kustomize
+ * build` of the module's kustomization with the image set to the tag; here `kubectl kustomize`
+ * of the Go module at the catalog's version), applied for real; the Plan CRD the controller
+ * would register (the module's pkg/crds/yaml/generated, which pkg/crds/crds.go embeds) created
+ * by the test while the installer waits; then the program's own Plan applied for real.
  */
 
 const script = path.join(repoRoot, systemUpgradeInstallerScript);
@@ -183,6 +196,59 @@ describe("install-system-upgrade-controller.mjs against a real kube-apiserver", 
     expect(run.stderr).toContain("kubectl -n system-upgrade logs deploy/system-upgrade-controller");
     expect(run.elapsedMs).toBeLessThan(15_000);
   }, 60_000);
+
+  it("installs SUC's release manifest at the pinned tag, waits for the controller's Plan CRD, and the program's Plan is then accepted", async (context) => {
+    const source = crdSources.find((candidate) => candidate.module === "github.com/rancher/system-upgrade-controller");
+    const module = source ? await readSource(source, 10 * 60_000) : undefined;
+    const kubectl = /^KUBECTL=(.+)$/m.exec(await runToolchain(["paths"], 60_000))?.[1];
+    if (!module || !("crds" in module) || module.via !== undefined || !kubectl) {
+      context.skip(`SUC's Go module or kubectl is unavailable here (${module && "unavailable" in module ? module.unavailable : "no kubectl"})`);
+      return;
+    }
+    // kustomize refuses an absolute base: the overlay names the module relative to itself.
+    const overlay = mkdtempSync(path.join(tmpdir(), "suc-release-"));
+    try {
+      writeFileSync(
+        path.join(overlay, "kustomization.yaml"),
+        stringify({
+          apiVersion: "kustomize.config.k8s.io/v1beta1",
+          kind: "Kustomization",
+          resources: [path.relative(overlay, module.dir)],
+          images: [{ name: "rancher/system-upgrade-controller", newTag: catalog.systemUpgradeController.version }],
+        }),
+      );
+      assets.set("upstream", execFileSync(kubectl, ["kustomize", overlay], { encoding: "utf8" }));
+    } finally {
+      rmSync(overlay, { recursive: true, force: true });
+    }
+    const running = install("/releases/download/upstream/system-upgrade-controller.yaml", { WAIT_FOR_CRD: systemUpgrade.planCrd, WAIT_SECONDS: "60" });
+    // The controller's part: once its Deployment exists, register the Plan CRD from the module.
+    const deployment = `/apis/apps/v1/namespaces/${systemUpgrade.namespace}/deployments/system-upgrade-controller`;
+    for (let tries = 0; (await api!.request("GET", deployment)).status !== 200; tries += 1) {
+      if (tries > 200) throw new Error("the installer never applied the Deployment");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const image = ((await api!.request("GET", deployment)).json.spec as { template: { spec: { containers: { image: string }[] } } }).template.spec.containers[0]!.image;
+    expect(image).toBe(`rancher/system-upgrade-controller:${catalog.systemUpgradeController.version}`);
+    for (const crd of module.crds) expect((await api!.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd)).status).toBe(201);
+    const run = await running;
+    expect(run.code, run.output).toBe(0);
+    expect(run.stderr).toContain(`CRD ${systemUpgrade.planCrd} is Established`);
+    expect((await api!.request("GET", `/api/v1/namespaces/${systemUpgrade.namespace}/serviceaccounts/${systemUpgrade.serviceAccount}`)).status).toBe(200);
+
+    const { registrations } = await runStack("dev");
+    const [plan] = byType(registrations, "kubernetes:upgrade.cattle.io/v1:Plan");
+    const body = plan!.inputs as { metadata: { name: string; namespace: string } };
+    const applied = await api!.request(
+      "PATCH",
+      `/apis/upgrade.cattle.io/v1/namespaces/${body.metadata.namespace}/plans/${body.metadata.name}?fieldManager=pulumi-kubernetes&fieldValidation=Strict`,
+      body,
+      "application/apply-patch+yaml",
+    );
+    expect(applied.status, JSON.stringify(applied.json).slice(0, 400)).toBe(201);
+    expect(applied.warnings).toEqual([]);
+    expect((applied.json.spec as { version: string }).version).toBe(catalog.k3s.version);
+  }, 15 * 60_000);
 
   it("refuses to start without its environment (exit 2)", async () => {
     const run = await runNodeScript(script, { MANIFEST_URL: `${baseUrl}/x` });
