@@ -251,7 +251,7 @@ describe(`Fleet backup and restore with clusterctl ${catalog.clusterApi.version}
     }
   }, 4 * reconcileTimeoutMs);
 
-  test("npm run backup writes every object of the fleet into a private directory (negative controls: without the move label on the hcloud Secret, or on the HelmChartProxy CRD, they are left out)", async () => {
+  test("npm run backup writes every object of the fleet into a private directory (negative controls: without the move label on the hcloud Secret, or on the HelmChartProxy CRD, they are left out; a stray owner fails the backup)", async () => {
     const { stdout, stderr, ms } = await runBackup(A(), backupDir);
     report.push(`backup: ${seconds(ms)}: ${stdout.trim()}`);
     expect(stderr).not.toMatch(/BEGIN (RSA |EC )?PRIVATE KEY|client-key-data|token:/);
@@ -263,53 +263,56 @@ describe(`Fleet backup and restore with clusterctl ${catalog.clusterApi.version}
     const left = [...expected.keys()].filter((key) => !inBackup.has(key));
     expect(left, "objects on A that the backup does not hold").toEqual([]);
 
-    // Negative control 1: the hcloud Secret of one tenant without its move label is not taken.
+    // Negative controls, three faults in one more run (each has its own effect and check):
+    // 1. one tenant's hcloud Secret without its move label is not taken;
+    // 2. without CAAPH's move-hierarchy label on the CRD, no HelmChartProxy is taken;
+    // 3. an owner clusterctl does not move keeps an object out silently (as the shim's reference
+    //    does until it is collected): the script names it and fails.
     const tenant = clusters[0]!;
-    const secretPath = await A().objectPath({ apiVersion: "v1", kind: "Secret", metadata: { name: "hcloud", namespace: tenant.metadata.namespace } });
-    const unlabel = await A().api.request("PATCH", secretPath, { metadata: { labels: { [moveLabel]: null } } }, "application/merge-patch+json");
-    expect(unlabel.status, responseMessage(unlabel)).toBeLessThan(300);
-    const withoutSecretLabel = path.join(work, "without-secret-label");
-    await runBackup(A(), withoutSecretLabel);
-    expect(filesIn(withoutSecretLabel)).not.toContain(`Secret_${tenant.metadata.namespace!}_hcloud.yaml`);
-    expect(filesIn(withoutSecretLabel)).toContain(`Cluster_${tenant.metadata.namespace!}_${tenant.metadata.name!}.yaml`);
-    const relabel = await A().api.request("PATCH", secretPath, { metadata: { labels: { [moveLabel]: "" } } }, "application/merge-patch+json");
-    expect(relabel.status, responseMessage(relabel)).toBeLessThan(300);
-
-    // The script's own check: an owner clusterctl does not move keeps an object out silently (as the
-    // shim's reference does until it is collected); the script names it and fails.
-    const [hetznerCluster] = await A().list("infrastructure.cluster.x-k8s.io/v1beta1", "HetznerCluster", tenant.metadata.namespace, `cluster.x-k8s.io/cluster-name=${tenant.metadata.name!}`);
-    const stranger = await A().api.request("POST", `/api/v1/namespaces/${tenant.metadata.namespace!}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "not-moved" } });
-    expect(stranger.status, responseMessage(stranger)).toBeLessThan(300);
-    const strangerRef = { apiVersion: "v1", kind: "ConfigMap", name: "not-moved", uid: (stranger.json.metadata as { uid: string }).uid };
-    const hcPath = await A().objectPath(hetznerCluster!);
-    const adopt = await A().api.request("PATCH", hcPath, [{ op: "add", path: "/metadata/ownerReferences/-", value: strangerRef }], "application/json-patch+json");
-    expect(adopt.status, responseMessage(adopt)).toBeLessThan(300);
-    const refused = await runBackup(A(), path.join(work, "stray-owner")).then(
-      () => undefined,
-      (error: unknown) => error as { code?: number; stderr?: string },
-    );
-    expect(refused?.code, "the backup with a stray owner fails").toBe(1);
-    expect(refused?.stderr).toContain(`clusterctl left out HetznerCluster ${tenant.metadata.namespace!}/${hetznerCluster!.metadata.name!}`);
-    const owners = ((await A().get(hetznerCluster!.apiVersion, "HetznerCluster", hetznerCluster!.metadata.name!, tenant.metadata.namespace))?.metadata.ownerReferences ?? []) as { uid: string }[];
-    const index = owners.findIndex((ref) => ref.uid === strangerRef.uid);
-    const release = await A().api.request("PATCH", hcPath, [{ op: "test", path: `/metadata/ownerReferences/${index}/uid`, value: strangerRef.uid }, { op: "remove", path: `/metadata/ownerReferences/${index}` }], "application/json-patch+json");
-    expect(release.status, responseMessage(release)).toBeLessThan(300);
-    await A().api.request("DELETE", `/api/v1/namespaces/${tenant.metadata.namespace!}/configmaps/not-moved`);
-
-    // Negative control 2: without CAAPH's move-hierarchy label on the CRD, no HelmChartProxy is taken.
+    const namespace = tenant.metadata.namespace!;
+    const secretPath = await A().objectPath({ apiVersion: "v1", kind: "Secret", metadata: { name: "hcloud", namespace } });
     const crdPath = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions/helmchartproxies.addons.cluster.x-k8s.io";
     const hierarchy = `${clusterctlLabel}/move-hierarchy`;
     const crd = await A().api.request("GET", crdPath);
     expect(((crd.json.metadata as { labels?: Record<string, string> }).labels ?? {})[hierarchy], "CAAPH's kustomize label on the HelmChartProxy CRD").toBeDefined();
     const proxies = [...expected.keys()].filter((key) => key.startsWith("HelmChartProxy "));
     expect(proxies.length).toBeGreaterThan(0);
-    expect(await A().api.request("PATCH", crdPath, { metadata: { labels: { [hierarchy]: null } } }, "application/merge-patch+json")).toMatchObject({ status: 200 });
-    const withoutCrdLabel = path.join(work, "without-crd-label");
-    await runBackup(A(), withoutCrdLabel);
-    expect(filesIn(withoutCrdLabel).filter((file) => file.startsWith("HelmChartProxy_"))).toEqual([]);
-    expect(await A().api.request("PATCH", crdPath, { metadata: { labels: { [hierarchy]: "true" } } }, "application/merge-patch+json")).toMatchObject({ status: 200 });
+    const [hetznerCluster] = await A().list("infrastructure.cluster.x-k8s.io/v1beta1", "HetznerCluster", namespace, `cluster.x-k8s.io/cluster-name=${tenant.metadata.name!}`);
+    const hcPath = await A().objectPath(hetznerCluster!);
+    const stranger = await A().api.request("POST", `/api/v1/namespaces/${namespace}/configmaps`, { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "not-moved" } });
+    expect(stranger.status, responseMessage(stranger)).toBeLessThan(300);
+    const strangerRef = { apiVersion: "v1", kind: "ConfigMap", name: "not-moved", uid: (stranger.json.metadata as { uid: string }).uid };
+    const merge = (apiPath: string, body: unknown) => A().api.request("PATCH", apiPath, body, "application/merge-patch+json");
+    for (const response of [
+      await merge(secretPath, { metadata: { labels: { [moveLabel]: null } } }),
+      await merge(crdPath, { metadata: { labels: { [hierarchy]: null } } }),
+      await A().api.request("PATCH", hcPath, [{ op: "add", path: "/metadata/ownerReferences/-", value: strangerRef }], "application/json-patch+json"),
+    ]) {
+      expect(response.status, responseMessage(response)).toBeLessThan(300);
+    }
+    const faulty = path.join(work, "faulty");
+    const refused = await runBackup(A(), faulty).then(
+      () => undefined,
+      (error: unknown) => error as { code?: number; stderr?: string },
+    );
+    expect(filesIn(faulty)).toContain(`Cluster_${namespace}_${tenant.metadata.name!}.yaml`);
+    expect(filesIn(faulty)).not.toContain(`Secret_${namespace}_hcloud.yaml`);
+    expect(filesIn(faulty).filter((file) => file.startsWith("HelmChartProxy_"))).toEqual([]);
+    expect(refused?.code, "the backup with a stray owner fails").toBe(1);
+    expect(refused?.stderr).toContain(`clusterctl left out HetznerCluster ${namespace}/${hetznerCluster!.metadata.name!}`);
+    // Undo the three faults.
+    const owners = ((await A().get(hetznerCluster!.apiVersion, "HetznerCluster", hetznerCluster!.metadata.name!, namespace))?.metadata.ownerReferences ?? []) as { uid: string }[];
+    const index = owners.findIndex((ref) => ref.uid === strangerRef.uid);
+    for (const response of [
+      await A().api.request("PATCH", hcPath, [{ op: "test", path: `/metadata/ownerReferences/${index}/uid`, value: strangerRef.uid }, { op: "remove", path: `/metadata/ownerReferences/${index}` }], "application/json-patch+json"),
+      await A().api.request("DELETE", `/api/v1/namespaces/${namespace}/configmaps/not-moved`),
+      await merge(secretPath, { metadata: { labels: { [moveLabel]: "" } } }),
+      await merge(crdPath, { metadata: { labels: { [hierarchy]: "true" } } }),
+    ]) {
+      expect(response.status, responseMessage(response)).toBeLessThan(300);
+    }
     report.push(
-      `negative controls: without the move label, Secret ${tenant.metadata.namespace!}/hcloud is not in the backup; with a stray owner, the script refuses (${(refused?.stderr ?? "").trim().split("\n").at(-1)!.slice(0, 160)}…); without the CRD's move-hierarchy label, none of ${proxies.length} HelmChartProxies is`,
+      `negative controls: without the move label, Secret ${namespace}/hcloud is not in the backup; without the CRD's move-hierarchy label, none of ${proxies.length} HelmChartProxies is; with a stray owner, the script refuses (${(refused?.stderr ?? "").trim().split("\n").at(-1)!.slice(0, 160)}…)`,
     );
 
     // The backup left A's Clusters running (clusterctl resumes what it paused).
