@@ -4,6 +4,7 @@ import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-con
 import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant-immutables";
 import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
 import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/k3s-upgrades";
+import { etcdSnapshotConfigOutputName } from "./model/etcd-snapshots";
 
 export { tenantImmutablesOutputName } from "./model/tenant-immutables";
 export { tenantVersionsOutputName } from "./model/tenant-upgrades";
@@ -17,6 +18,9 @@ export interface DeployedState {
   readonly immutables: Map<string, TenantImmutables>;
   /** The k3s release the management servers' Plan was set to (undefined before the first update that recorded it). */
   readonly managementK3sVersion: string | undefined;
+  /** The etcd snapshot drop-in and the servers of the last update, as exported (checked by etcdSnapshotDropinDrift). */
+  readonly etcdSnapshotConfig: unknown;
+  readonly managementServers: unknown;
 }
 
 /**
@@ -29,7 +33,7 @@ export async function readDeployedState(): Promise<DeployedState> {
   const previous: Record<string, unknown> = {};
   try {
     const reference = new pulumi.StackReference("deployed-state", { name: self });
-    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName]) {
+    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName, etcdSnapshotConfigOutputName, "managementServers"]) {
       const details = await reference.getOutputDetails(name);
       previous[name] = details.value ?? details.secretValue;
     }
@@ -52,7 +56,13 @@ export async function readDeployedState(): Promise<DeployedState> {
   if (k3s.ignored) {
     void pulumi.log.warn(`Ignoring the malformed ${managementK3sVersionOutputName} output of the last update; the management k3s upgrade path is not checked this time.`);
   }
-  return { versions, immutables, managementK3sVersion: k3s.version };
+  return {
+    versions,
+    immutables,
+    managementK3sVersion: k3s.version,
+    etcdSnapshotConfig: previous[etcdSnapshotConfigOutputName],
+    managementServers: previous.managementServers,
+  };
 }
 
 /** The tenant versions this stack deployed last time (see {@link readDeployedState}). */

@@ -1,7 +1,7 @@
-import { parse } from "yaml";
+import { parse, stringify } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/catalog";
-import { etcdS3ConfigSecret, etcdSnapshotDropin } from "../../infra/model/etcd-snapshots";
+import { etcdS3ConfigSecret, etcdSnapshotDropin, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "../../infra/model/etcd-snapshots";
 import { FleetConfigError, parseFleetConfig } from "../../infra/model/validate-fleet-config";
 import { byType, one, runStack } from "../../tests/fleet-run";
 import { valueOf, type Registration } from "../../tests/pulumi-mocks";
@@ -192,5 +192,23 @@ describe("dev under mocks: backups off", () => {
     expect(byType(registrations, secretType).filter((r) => (r.inputs.metadata as { name?: string } | undefined)?.name === etcdS3ConfigSecret.name)).toEqual([]);
     const server = one(registrations, serverType);
     expect(k3sFilesOf(server).get(etcdSnapshotDropin)).toEqual({ "etcd-s3": true, "etcd-s3-config-secret": etcdS3ConfigSecret.name });
+  });
+});
+
+describe("a changed drop-in against the last update's (servers ignore user-data changes)", () => {
+  const next = etcdSnapshotK3sConfig({ bucket: "b", schedule: "0 */6 * * *", retention: 28 });
+  const servers = [{ name: "capi-fleet-prod-mgmt-1", publicIpv4: "198.51.100.21", privateIp: "10.0.1.11" }];
+
+  it("warns, naming the step, when running servers keep another drop-in or none", () => {
+    const older = stringify(etcdSnapshotK3sConfig(undefined));
+    expect(etcdSnapshotDropinDrift(older, servers, next)).toContain("node scripts/management-server.mjs snapshot-config --stack <stack> --server <public ip>");
+    expect(etcdSnapshotDropinDrift(undefined, servers, next)).toContain("keep none");
+  });
+
+  it("says nothing when the drop-in is unchanged, no server ran yet, or the cluster is not the program's", () => {
+    expect(etcdSnapshotDropinDrift(stringify(next), servers, next)).toBeUndefined();
+    expect(etcdSnapshotDropinDrift(undefined, [], next)).toBeUndefined();
+    expect(etcdSnapshotDropinDrift(undefined, undefined, next)).toBeUndefined();
+    expect(etcdSnapshotDropinDrift(stringify(next), servers, undefined)).toBeUndefined();
   });
 });

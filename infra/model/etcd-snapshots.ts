@@ -1,3 +1,4 @@
+import { parse } from "yaml";
 import type { EtcdBackupSettings, HetznerLocation } from "./fleet-config";
 
 /**
@@ -55,3 +56,28 @@ export function etcdS3SecretSettings(backups: EtcdBackupSettings, managementLoca
 
 /** The Secret's credential keys. */
 export const etcdS3CredentialKeys = { accessKey: "etcd-s3-access-key", secretKey: "etcd-s3-secret-key" } as const;
+
+/** The stack output with the drop-in (read back at the next run, like the tenants' versions). */
+export const etcdSnapshotConfigOutputName = "managementEtcdSnapshotConfig";
+
+/**
+ * Servers ignore user-data changes, so a new drop-in (backups turned on, schedule or retention
+ * changed) reaches only servers created later. Compares the drop-in the last update exported
+ * with the one this run renders, and says what to do when running servers keep an older one;
+ * undefined when nothing differs or no server ran yet.
+ */
+export function etcdSnapshotDropinDrift(
+  deployedDropin: unknown,
+  deployedServers: unknown,
+  next: Record<string, unknown> | undefined,
+): string | undefined {
+  const serversRan = Array.isArray(deployedServers) && deployedServers.length > 0;
+  if (!serversRan || next === undefined) return undefined;
+  const before = typeof deployedDropin === "string" ? (parse(deployedDropin) as unknown) : undefined;
+  if (JSON.stringify(before) === JSON.stringify(next)) return undefined;
+  return (
+    `the management servers' etcd snapshot settings change (${etcdSnapshotDropin}: ${JSON.stringify(next)}), but running servers ignore ` +
+    `user-data changes and keep ${before === undefined ? "none" : JSON.stringify(before)}; after this update give each server the new drop-in: ` +
+    "node scripts/management-server.mjs snapshot-config --stack <stack> --server <public ip> (docs/operations.md, section 9)"
+  );
+}
