@@ -115,6 +115,16 @@ describe("the policy pack over each stack's program", () => {
     expect(named("management-admin-ports-closed")).toEqual([expect.stringContaining("opens port 22 to 0.0.0.0/0"), expect.stringContaining("opens port 6443 to 0.0.0.0/0")]);
   });
 
+  it("prod: replicas on the autoscaled pool (validation bypassed) fail the preview by autoscaled-pool-replicas-unpinned", async () => {
+    const pinReplicas = (config: FleetConfig): FleetConfig => ({
+      ...config,
+      tenants: config.tenants.map((tenant) => ({ ...tenant, workers: tenant.workers.map((pool) => (pool.autoscaling ? { ...pool, replicas: 3 } : pool)) })),
+    });
+    const violations = mandatory(await violationsOf("prod", { tamper: pinReplicas }));
+    expect(violations.map((violation) => violation.policy)).toEqual(["autoscaled-pool-replicas-unpinned"]);
+    expect(violations[0]!.message).toContain('tenant "analytics" (Cluster tenant-analytics/analytics): MachineDeployment "md-0" has the autoscaler\'s');
+  });
+
   describe("the management servers' k3s against the deployed release (validation bypassed)", () => {
     const current = parseK3sVersion(catalog.k3s.version)!;
     const release = (minorDelta: number) => `v${current.major}.${current.minor + minorDelta}.0+k3s1`;

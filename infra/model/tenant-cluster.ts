@@ -70,8 +70,10 @@ export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
           machineDeployments: tenant.workers.map((pool) => ({
             class: workerClassName,
             name: pool.name,
-            // An autoscaled pool has the autoscaler's bounds and no replicas (cluster-autoscaler.ts).
-            ...(isAutoscaled(pool) ? { metadata: { annotations: poolAutoscalerAnnotations(pool) } } : { replicas: pool.replicas }),
+            // An autoscaled pool has the autoscaler's bounds and no replicas (cluster-autoscaler.ts);
+            // validation keeps the two apart, and autoscaled-pool-replicas-unpinned catches a bypass.
+            ...(pool.replicas !== undefined ? { replicas: pool.replicas } : {}),
+            ...(isAutoscaled(pool) ? { metadata: { annotations: poolAutoscalerAnnotations(pool) } } : {}),
             failureDomain: pool.failureDomain,
             variables: {
               overrides: [
