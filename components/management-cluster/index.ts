@@ -250,8 +250,9 @@ export function createHetznerManagementCluster(
         protect,
         dependsOn: [subnet],
         // user data, image and keys only matter at first boot; a change must not
-        // silently replace a server (and an etcd member). So a new k3sVersion or boot script
-        // reaches only servers created later: nothing upgrades k3s on running servers.
+        // silently replace a server (and an etcd member). So a new boot script reaches only
+        // servers created later; running servers get a new k3sVersion from the
+        // system-upgrade-controller's Plan (components/k3s-upgrades).
         ignoreChanges: ["userData", "image", "sshKeys"],
         // A replacement takes the same fixed private address, which the old server holds until deleted.
         deleteBeforeReplace: true,
