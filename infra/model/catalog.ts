@@ -39,7 +39,7 @@ export interface HelmChartPin {
 }
 
 export const catalog = {
-  /** k3s for the management cluster (installed by cloud-init with INSTALL_K3S_VERSION). */
+  /** k3s for the management cluster (installed by cloud-init with INSTALL_K3S_VERSION; later versions reach running servers through the system-upgrade-controller). */
   k3s: {
     /** k3s-io/k3s releases: the newest 1.34 patch at the time of pinning. */
     version: "v1.34.6+k3s1",
