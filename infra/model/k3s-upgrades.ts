@@ -22,7 +22,7 @@ export const systemUpgrade = {
   /** The CRD the controller registers at startup (pkg/crds/yaml/generated/upgrade.cattle.io_plans.yaml). */
   planCrd: "plans.upgrade.cattle.io",
   apiVersion: "upgrade.cattle.io/v1",
-  /** The image whose tag SUC sets to the Plan's version, `+` becoming `-` (pkg/upgrade/container). */
+  /** The image whose tag SUC sets to the Plan's version, `+` becoming `-` (pkg/upgrade/plan/plan.go, MungeVersion; pkg/upgrade/container/container.go, WithLatestTag); k3s-io/k3s-upgrade publishes one per k3s release. */
   k3sUpgradeImage: "rancher/k3s-upgrade",
   /** The server Plan's name; it is also the node label SUC records progress in (`plan.upgrade.cattle.io/<name>`). */
   serverPlanName: "k3s-server",
