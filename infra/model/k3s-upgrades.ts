@@ -59,7 +59,8 @@ export function k3sServerPlan(version: string): Record<string, unknown> {
     spec: {
       concurrency: 1,
       version,
-      // k3s labels servers node-role.kubernetes.io/control-plane=true (agents have no role label).
+      // k3s labels every server node-role.kubernetes.io/control-plane=true, agents get no role label
+      // (k3s-io/k3s: pkg/server/server.go, setNodeLabelsAndAnnotations).
       nodeSelector: { matchExpressions: [{ key: "node-role.kubernetes.io/control-plane", operator: "In", values: ["true"] }] },
       serviceAccountName: systemUpgrade.serviceAccount,
       // The servers' taints (k3s' CriticalAddonsOnly when set, control-plane NoSchedule).
