@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { one, runStack } from "../tests/fleet-run";
-import type { Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
 import { cidrContains, mustParseCidr } from "./model/cidr";
+import { managementFirewallRules } from "./model/firewall-rules";
+import { parseFleetConfig } from "./model/validate-fleet-config";
 
 // The management servers' hcloud Firewall as the prod program registers it, evaluated as Hetzner
 // evaluates inbound rules (docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
@@ -53,15 +54,29 @@ const nodePorts: Packet[] = [
   { protocol: "udp", port: 8472, source: "" },
 ];
 
+/**
+ * The rules the program builds from the prod stack's validated config, built inside each test (so
+ * mutation testing credits the test that catches a change); the first test checks that they are
+ * the rules the program registers.
+ */
+function prodRules(): Rule[] {
+  const { values, secretKeys } = readStackConfig("prod");
+  const config = parseFleetConfig({ stack: "prod", values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: true });
+  if (config.management.mode !== "hetzner") throw new Error("prod runs its own management cluster");
+  return managementFirewallRules(config.management.adminCidrs, config.management.network.cidr).map((rule) => ({ ...rule, sourceIps: [...rule.sourceIps] }));
+}
+
 describe("the management firewall of prod", () => {
-  let firewall: Registration;
-  let rules: Rule[];
+  let registered: Rule[];
 
   beforeAll(async () => {
     const { registrations } = await runStack("prod");
-    firewall = one(registrations, "hcloud:index/firewall:Firewall", "management-firewall");
-    rules = firewall.inputs.rules as Rule[];
+    registered = one(registrations, "hcloud:index/firewall:Firewall", "management-firewall").inputs.rules as Rule[];
   }, 120_000);
+
+  it("is what the program registers for the management servers", () => {
+    expect(registered).toEqual(prodRules());
+  });
 
   it("is the stack's: the hosts the test uses lie where the stack says", () => {
     expect(adminHosts.every((host) => admits([{ direction: "in", protocol: "icmp", sourceIps: management.adminCidrs }], { protocol: "icmp", source: host }))).toBe(true);
@@ -69,6 +84,7 @@ describe("the management firewall of prod", () => {
   });
 
   it("lets the admin networks reach SSH and the Kubernetes API, and nothing else", () => {
+    const rules = prodRules();
     for (const source of adminHosts) {
       const reachable = nodePorts.filter((packet) => admits(rules, { ...packet, source })).map((packet) => `${packet.port}/${packet.protocol}`);
       expect(reachable, source).toEqual(["22/tcp", "6443/tcp"]);
@@ -76,6 +92,7 @@ describe("the management firewall of prod", () => {
   });
 
   it("lets no other public address reach any port", () => {
+    const rules = prodRules();
     for (const source of strangers) {
       expect(nodePorts.filter((packet) => admits(rules, { ...packet, source })), source).toEqual([]);
       expect(admits(rules, { protocol: "icmp", source })).toBe(false);
@@ -83,6 +100,7 @@ describe("the management firewall of prod", () => {
   });
 
   it("lets the other servers reach what k3s servers need from each other, and ICMP", () => {
+    const rules = prodRules();
     expect(nodePorts.filter((packet) => !admits(rules, { ...packet, source: neighbour })).map((packet) => packet.port)).toEqual([]);
     expect(admits(rules, { protocol: "icmp", source: neighbour })).toBe(true);
   });
