@@ -122,6 +122,20 @@ async function snapshot(loop: CapiInTheLoop, namespaces: string[]): Promise<Map<
   return found;
 }
 
+/** A snapshot once two in a row, a second apart, are the same (CAPI may still be patching what it generated). */
+async function settledSnapshot(loop: CapiInTheLoop, namespaces: string[]): Promise<Map<string, Snapshot>> {
+  let previous = await snapshot(loop, namespaces);
+  const deadline = Date.now() + reconcileTimeoutMs;
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const current = await snapshot(loop, namespaces);
+    const changed = [...differences(previous, current), ...differences(current, previous)];
+    if (changed.length === 0) return current;
+    if (Date.now() > deadline) throw new Error(`objects still changing after ${reconcileTimeoutMs} ms: ${changed.join("; ")}`);
+    previous = current;
+  }
+}
+
 /** What `expected` has that `actual` lacks or holds differently (names and digests only: never a Secret's content). */
 function differences(expected: Map<string, Snapshot>, actual: Map<string, Snapshot>): string[] {
   const problems: string[] = [];
@@ -241,7 +255,7 @@ describe(`Fleet backup and restore with clusterctl ${catalog.clusterApi.version}
     }
     for (const cluster of clusters) generatedOnA.set(cluster.metadata.name!, await generatedNames(A(), cluster));
     report.push(`A: ${clusters.length} Clusters TopologyReconciled, infrastructure provisioned and control plane initialized in ${seconds(Date.now() - started)}; generated: ${[...generatedOnA].map(([c, names]) => `${c}: ${names.length}`).join(", ")}`);
-    expected = await snapshot(A(), namespacesOf());
+    expected = await settledSnapshot(A(), namespacesOf());
     const kinds = [...new Set([...expected.keys()].map((key) => key.split(" ")[0]!))].sort();
     report.push(`A: ${expected.size} objects of movable kinds in ${namespacesOf().join(", ")}: ${kinds.map((k) => `${[...expected.keys()].filter((key) => key.startsWith(`${k} `)).length} ${k}`).join(", ")}`);
     for (const cluster of clusters) {
@@ -326,7 +340,13 @@ describe(`Fleet backup and restore with clusterctl ${catalog.clusterApi.version}
     await A().stop(false);
     a = undefined;
     const started = Date.now();
-    b = await startCapiInTheLoop({ buildTimeoutMs, clusterctlInstall: true, progress: (line) => report.push(`  B ${seconds(Date.now() - started)}: ${line}`) });
+    const startB = () => startCapiInTheLoop({ buildTimeoutMs, clusterctlInstall: true, progress: (line) => report.push(`  B ${seconds(Date.now() - started)}: ${line}`) });
+    // A port the harness picked can be taken by another process before a manager binds it: once more then.
+    b = await startB().catch((error: unknown) => {
+      if (!String(error).includes("address already in use")) throw error;
+      report.push("B: a port was taken before a manager bound it; started again");
+      return startB();
+    });
     report.push(`B: started in ${seconds(Date.now() - started)} (${Object.entries(b.timings).map(([phase, ms]) => `${phase} ${seconds(ms)}`).join(", ")})`);
 
     const restoreStarted = Date.now();
@@ -352,7 +372,8 @@ describe(`Fleet backup and restore with clusterctl ${catalog.clusterApi.version}
     report.push(`restore time: ${seconds(restoreMs)} from clusterctl move --from-directory to every Cluster TopologyReconciled=True on B (clusterctl ${seconds(moveMs)})`);
 
     const actual = await snapshot(B(), namespacesOf());
-    expect(differences(expected, actual), "objects of A missing or changed on B").toEqual([]);
+    const lost = differences(expected, actual);
+    expect(lost, `objects of A missing or changed on B: ${lost.join("; ")}`).toEqual([]);
     // Negative control of the comparison itself: a Secret whose data changed is reported.
     const tampered = new Map(expected);
     const hcloudKey = `Secret ${clusters[0]!.metadata.namespace!}/hcloud`;
