@@ -13,16 +13,20 @@ const configOf = (stack: string) => {
 };
 
 describe.each(["dev", "prod"])("the %s config's secrets", (stack) => {
-  const { config, secretKeys } = configOf(stack);
-  const values = secretKeys.map(fakeHcloudToken);
-  const tenantTokens = config.tenants.map((tenant) => tenant.hcloudToken);
+  // Read inside each test, so mutation testing credits the test that catches a change.
+  const read = () => {
+    const { config, secretKeys } = configOf(stack);
+    return { config, values: secretKeys.map(fakeHcloudToken), tenantTokens: config.tenants.map((tenant) => tenant.hcloudToken), secretKeys };
+  };
 
   it("are the stack's values when revealed", () => {
+    const { config, secretKeys, tenantTokens } = read();
     expect(secretKeys.length).toBeGreaterThan(0);
     expect(tenantTokens.map((token) => token.reveal())).toEqual(config.tenants.map((tenant) => fakeHcloudToken(`capi-fleet:tenantHcloudTokens.${tenant.name}`)));
   });
 
   it("never appear in JSON, inspection, string conversion or an error message built from the config", () => {
+    const { config, values, tenantTokens } = read();
     const renderings = [
       JSON.stringify(config),
       inspect(config, { depth: Infinity }),
@@ -35,6 +39,7 @@ describe.each(["dev", "prod"])("the %s config's secrets", (stack) => {
   });
 
   it("show the same visible marker in each rendering, so a reader sees a value is there", () => {
+    const { tenantTokens } = read();
     const [token] = tenantTokens;
     const marker = String(token);
     expect(marker).not.toBe("");
