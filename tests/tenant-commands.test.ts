@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { parse, stringify } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { byType, one, runStack } from "./fleet-run";
 import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
@@ -68,7 +68,14 @@ async function must(response: Promise<{ status: number; json: Record<string, unk
   return answer.json;
 }
 
-beforeAll(async () => {
+/**
+ * Runs the program, starts the API server with its PKI and fills it, once; called from the tests
+ * (not a beforeAll) so that mutation testing credits them with the program code it runs.
+ */
+let prepared: Promise<void> | undefined;
+const ready = (): Promise<void> => (prepared ??= prepare());
+
+async function prepare(): Promise<void> {
   ({ registrations } = await runStack("prod"));
   const pkiCommand = byType(registrations, commandType).find((r) => r.inputs.create === "node scripts/management-pki.mjs authorities")!;
   const authorities = JSON.parse(pkiCommand.state!.stdout as string) as { serverCa: { certPem: string; keyPem: string }; clientCa: { certPem: string } };
@@ -143,7 +150,7 @@ beforeAll(async () => {
   const listening = hetzner;
   await new Promise<void>((resolve) => listening.listen(0, "127.0.0.1", resolve));
   hetznerUrl = `http://127.0.0.1:${(listening.address() as AddressInfo).port}/v1`;
-}, 45 * 60_000);
+}
 
 afterAll(async () => {
   await api?.stop();
@@ -159,15 +166,17 @@ afterAll(async () => {
 
 describe("the tenant commands the program registers, against a real API server with the program's PKI", () => {
   it("the kubeconfig command authenticates with the program's admin certificate, finds the declared Cluster Available and prints its kubeconfig", async () => {
+    await ready();
     const command = one(registrations, commandType, `tenant-${tenant.name}-kubeconfig`);
     const run = await runCommandLine(command.inputs.create as string, environmentOf(command, api!.url));
     expect(run.stderr).toContain(`cluster ${tenant.namespace}/${tenant.name} is Available`);
     expect(run.code).toBe(0);
     const printed = parse(run.stdout) as { clusters: { cluster: { server: string } }[] };
     expect(printed.clusters[0]!.cluster.server).toBe(api!.url);
-  });
+  }, 45 * 60_000);
 
   it("the drain command, run as on delete, deletes the workload's LoadBalancer Services and asks Hetzner with the tenant's token", async () => {
+    await ready();
     const service = await must(
       api!.request("POST", "/api/v1/namespaces/default/services", {
         apiVersion: "v1",
@@ -188,5 +197,5 @@ describe("the tenant commands the program registers, against a real API server w
     expect(hetznerRequests.length).toBeGreaterThan(0);
     expect(hetznerRequests.every((request) => request.authorization === `Bearer ${fakeHcloudToken(`capi-fleet:tenantHcloudTokens.${tenant.name}`)}`)).toBe(true);
     expect(hetznerRequests[0]!.selector).toContain(uid);
-  });
+  }, 45 * 60_000);
 });
