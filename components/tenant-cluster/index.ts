@@ -4,6 +4,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/caren-cluster-config";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
+import { isAutoscaled } from "../../infra/model/cluster-autoscaler";
 import { hcloudSecret } from "../../infra/model/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
@@ -15,6 +16,7 @@ import {
   type TenantClusterSettings,
 } from "../../infra/model/tenant-cluster";
 import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant-firewall";
+import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -67,10 +69,11 @@ export interface TenantClusterArgs {
  * One tenant workload cluster: its namespace, the `hcloud` Secret CAPH reads, the firewall of
  * its servers (in the tenant's Hetzner project, with its token), the topology Cluster, the
  * hcloud CCM and CSI driver (CAAPH HelmChartProxies), its kubeconfig as a secret output, a
- * load-balancer drain that runs before the Cluster is deleted, and optionally a Flux
- * Kustomization with the tenant's apps.
+ * load-balancer drain that runs before the Cluster is deleted, the cluster autoscaler when a
+ * pool is autoscaled (on the management cluster, components/cluster-autoscaler), and optionally
+ * a Flux Kustomization with the tenant's apps.
  *
- * Deletion order (Pulumi deletes dependents first): apps and drain → kubeconfig → Cluster →
+ * Deletion order (Pulumi deletes dependents first): apps, drain and autoscaler → kubeconfig → Cluster →
  * HelmChartProxies, Secret, firewall → namespace. The CCM therefore still runs while the drain
  * and CAREN's BeforeClusterDelete hook delete load balancers, CAPH still has its token while
  * it deletes the servers, and the firewall exists before CAPH creates the first server and
@@ -232,6 +235,17 @@ export class TenantCluster extends pulumi.ComponentResource {
         return Buffer.from(value, "base64").toString("utf8");
       }),
     );
+
+    // The autoscaler of the tenant's autoscaled pools runs here, on the management cluster: it
+    // mounts CAPI's kubeconfig Secret, which the command above has waited for, and Pulumi
+    // deletes it before the Cluster.
+    if (tenant.workers.some(isAutoscaled)) {
+      new ClusterAutoscaler(
+        `${name}-autoscaler`,
+        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) } },
+        child([kubeconfigCommand]),
+      );
+    }
 
     // Does nothing on create; its delete runs before the Cluster's (it depends on it).
     const drainCommand = `node ${drainLoadBalancersScript}`;

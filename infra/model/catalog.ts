@@ -205,6 +205,25 @@ export const catalog = {
     kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
   },
 
+  /**
+   * The Kubernetes cluster autoscaler (clusterapi provider), one per tenant with an autoscaled
+   * pool, run by the program on the management cluster (components/cluster-autoscaler).
+   */
+  clusterAutoscaler: {
+    /**
+     * kubernetes/autoscaler tag cluster-autoscaler-chart-9.59.0 (2026-07-21, the newest chart tag
+     * read): cluster-autoscaler/charts/cluster-autoscaler/Chart.yaml (versions have no v).
+     */
+    chart: { chart: "cluster-autoscaler", repository: "https://kubernetes.github.io/autoscaler", version: "9.59.0" },
+    /**
+     * Image tag per tenant Kubernetes minor: the autoscaler's minor must match the cluster's
+     * (kubernetes/autoscaler: cluster-autoscaler/README.md, "Releases"). Newest patch tag of each
+     * release branch read (cluster-autoscaler-1.33.6, -1.34.5, -1.35.2, all tagged 2026-07-22);
+     * the image is registry.k8s.io/autoscaling/cluster-autoscaler (the chart's `image.repository`).
+     */
+    imageTagByMinor: { "1.33": "v1.33.6", "1.34": "v1.34.5", "1.35": "v1.35.2" } as Readonly<Record<string, string>>,
+  },
+
   /** Flux, installed by the Flux Operator from a FluxInstance. */
   flux: {
     /** controlplaneio-fluxcd/flux-operator releases; the OCI chart's versions have no leading v. */

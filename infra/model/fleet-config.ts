@@ -361,16 +361,14 @@ const workerPoolSchema = strictObject({
   /** Number of worker servers; 0 keeps the pool defined but empty. Exclusive with `autoscaling`. */
   replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }).optional(),
   /**
-   * Let the cluster autoscaler (CAREN's `addons.clusterAutoscaler`) size the pool between these
-   * bounds; exclusive with `replicas` (cluster-autoscaler.ts says what CAPI then does). `minSize`
-   * is at least 1: scaling from zero needs the autoscaler to read the server type's capacity,
-   * which the RBAC of CAREN's chart values does not allow for HCloudMachineTemplates
-   * (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
-   * charts/cluster-api-runtime-extensions-nutanix/addons/cluster-autoscaler/values-template.yaml
-   * grants it for AWS, Docker and Nutanix templates only).
+   * Let the cluster autoscaler (run by the program on the management cluster,
+   * components/cluster-autoscaler) size the pool between these bounds; exclusive with `replicas`
+   * (cluster-autoscaler.ts says what CAPI then does). `minSize` 0 lets the pool scale down to no
+   * servers and up again from the server type's capacity CAPH publishes (not on Arm types:
+   * validation says why).
    */
   autoscaling: strictObject({
-    minSize: z.int().min(1, { error: "must be 1 or more; allowed: 1 to 100 (scaling from zero does not work on Hetzner with CAREN's autoscaler: it cannot read HCloudMachineTemplate capacity)" }).max(100, { error: "must be at most 100 per pool; allowed: 1 to 100" }),
+    minSize: z.int().min(0, { error: "must be 0 or more; allowed: 0 to 100" }).max(100, { error: "must be at most 100 per pool; allowed: 0 to 100" }),
     maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }),
   }).optional(),
   /** hcloud server type of the workers. */

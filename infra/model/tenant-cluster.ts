@@ -3,7 +3,7 @@ import { catalog, type HelmChartPin } from "./catalog";
 import { firstSubnet, mustParseCidr } from "./cidr";
 import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { carenClusterSettings, carenCniConfig } from "./caren-cluster-config";
-import { clusterAutoscalerStrategy, isAutoscaled, poolAutoscalerAnnotations } from "./cluster-autoscaler";
+import { isAutoscaled, poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
 import { networkZoneOf, type TenantSettings } from "./fleet-config";
 import { hcloudCcmValues } from "./hcloud-ccm-values";
@@ -105,7 +105,8 @@ export function tenantTopologyVariables(tenant: TenantClusterSettings): { name: 
   const clusterConfig = {
     addons: {
       cni: carenCniConfig(tenant),
-      ...(tenant.workers.some(isAutoscaled) ? { clusterAutoscaler: { strategy: clusterAutoscalerStrategy } } : {}),
+      // No clusterAutoscaler: CAREN would install it where it cannot scale (the program runs it
+      // on the management cluster instead, components/cluster-autoscaler).
       ...(tenant.nfd ? { nfd: { strategy: tenant.nfd.strategy } } : {}),
     },
     ...carenClusterSettings(tenant),

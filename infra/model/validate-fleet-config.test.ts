@@ -133,8 +133,9 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["worker pool too big for its placement group", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; pool.placementGroup = true; pool.replicas = 10; }, "tenants[0].workers[0].replicas", "allowed: at most 9"],
   ["replicas and autoscaling on one pool", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.autoscaling = { minSize: 1, maxSize: 3 }), "tenants[0].workers[0].replicas", "allowed: either replicas or autoscaling, so remove replicas"],
   ["neither replicas nor autoscaling", (r) => delete (r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas, "tenants[0].workers[0].replicas", "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } instead"],
-  ["autoscaling minSize above maxSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 4, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "4 is above maxSize 3; allowed: 1 to 3"],
-  ["autoscaling from zero", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 0, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "scaling from zero does not work on Hetzner"],
+  ["autoscaling minSize above maxSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 4, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "4 is above maxSize 3; allowed: 0 to 3"],
+  ["autoscaling from zero on an Arm server type", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.machineType = "cax21"; pool.autoscaling = { minSize: 0, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "0 on the Arm server type \"cax21\": the autoscaler models a node of an empty pool as amd64"],
+  ["negative autoscaling minSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: -1, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "must be 0 or more; allowed: 0 to 100"],
   ["typo in autoscaling", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxsize: 3 }; }, "tenants[0].workers[0].autoscaling.maxsize", "allowed keys: minSize, maxSize"],
   ["autoscaled pool too big for its placement group", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.placementGroup = true; pool.autoscaling = { minSize: 1, maxSize: 10 }; }, "tenants[0].workers[0].autoscaling.maxSize", "10 as maxSize does not fit a placement group"],
   ["pods range with fewer /24s than an autoscaled pool's maxSize needs", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxSize: 10 }; r.tenants[0]!.network = { podsCidr: "192.168.0.0/21" }; }, "tenants[0].network.podsCidr", "holds 8 node pod ranges of /24, but the tenant can have 15 servers at once"],
@@ -306,18 +307,19 @@ describe("parseFleetConfig", () => {
     const { values, secretKeys } = readStackConfig(stack);
     const config = parseFleetConfig({ stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: false });
     expect(config.tenants.length).toBeGreaterThan(0);
-    // prod autoscales one pool, which warns where CAREN puts the autoscaler.
-    expect(config.warnings.map((warning) => warning.path)).toEqual(stack === "prod" ? ["tenants[1].workers[0].autoscaling"] : []);
+    // No warnings: prod's autoscaled pool gets its autoscaler on the management cluster (components/cluster-autoscaler).
+    expect(config.warnings).toEqual([]);
   });
 
-  it("warns, for each autoscaled pool, that CAREN installs the autoscaler where it cannot work unless the management cluster is a CAPI Cluster", () => {
+  it("accepts an x86 pool that autoscales from zero (CAPH publishes the server type's capacity)", () => {
     const raw = baseline();
     const pool = (raw.tenants[0]!.workers as Record<string, unknown>[])[0]!;
     delete pool.replicas;
-    pool.autoscaling = { minSize: 1, maxSize: 3 };
-    const [warning, ...others] = parseFleetConfig(toInput(raw)).warnings;
-    expect(others).toEqual([]);
-    expect(warning).toEqual({ path: "tenants[0].workers[0].autoscaling", message: expect.stringContaining("k3s management cluster is not a Cluster API Cluster") });
+    pool.autoscaling = { minSize: 0, maxSize: 3 };
+    expect(String(pool.machineType)).not.toMatch(/^cax/);
+    const config = parseFleetConfig(toInput(raw));
+    expect(config.tenants[0]!.workers[0]!.autoscaling).toEqual({ minSize: 0, maxSize: 3 });
+    expect(config.warnings).toEqual([]);
   });
 
   it("keeps secrets out of JSON and string renderings of the config", () => {

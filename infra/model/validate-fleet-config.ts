@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { catalog } from "./catalog";
 import { cidrContains, cidrsOverlap, familiesCoveredEntirely, firstSubnet, isPrivateIpv4, mustParseCidr, type Cidr } from "./cidr";
-import { poolMaxReplicas } from "./cluster-autoscaler";
+import { poolMaxReplicas, scaleFromZeroProblem } from "./cluster-autoscaler";
 import {
   allowedKeysFromMessage,
   k3sClusterNetworks,
@@ -190,7 +190,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     gitops: settings.gitops,
     githubToken,
     placeholderSecrets: secrets.placeholders,
-    warnings: [...hcloudNameWarnings(settings), ...autoscalerPlacementWarnings(settings)],
+    warnings: hcloudNameWarnings(settings),
   };
 }
 
@@ -794,9 +794,11 @@ function poolSizeProblems(pool: WorkerPoolSettings, at: string): ConfigProblem[]
   if (autoscaling && autoscaling.minSize > autoscaling.maxSize) {
     problems.push({
       path: `${at}.autoscaling.minSize`,
-      message: `${autoscaling.minSize} is above maxSize ${autoscaling.maxSize}; allowed: 1 to ${autoscaling.maxSize}`,
+      message: `${autoscaling.minSize} is above maxSize ${autoscaling.maxSize}; allowed: 0 to ${autoscaling.maxSize}`,
     });
   }
+  const fromZero = scaleFromZeroProblem(pool);
+  if (fromZero) problems.push({ path: `${at}.autoscaling.minSize`, message: fromZero });
   const largest = poolMaxReplicas(pool);
   if (pool.placementGroup && largest + 1 > placementGroupServerLimit) {
     const field = autoscaling ? "autoscaling.maxSize" : "replicas";
@@ -887,37 +889,6 @@ function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] 
     });
   }
   return problems;
-}
-
-/**
- * Where CAREN puts the cluster autoscaler: into "the management cluster", which it finds by the
- * `cluster.x-k8s.io/cluster-name`/`-namespace` annotations on the first Node it lists (CAPI sets
- * them on the Nodes of clusters it manages), else into the tenant cluster itself
- * (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
- * pkg/handlers/lifecycle/clusterautoscaler/utils.go `findTargetCluster`,
- * common/pkg/capi/utils/utils.go `ManagementCluster`). Installed in the tenant cluster, the
- * chart's `kubeconfig-incluster` mode (addons/cluster-autoscaler/values-template.yaml) mounts a
- * `<cluster>-kubeconfig` Secret that exists only on the management cluster and looks for the
- * MachineDeployments in the tenant cluster, so nothing scales. A k3s management cluster is no
- * CAPI Cluster; an existing one may be (self-managed after `clusterctl move`).
- */
-function autoscalerPlacementWarnings(settings: FleetSettings): ConfigProblem[] {
-  const where =
-    settings.management.mode === "hetzner"
-      ? "the k3s management cluster is not a Cluster API Cluster, so CAREN installs the autoscaler into the tenant cluster"
-      : "unless the existing management cluster is itself managed by Cluster API (its Nodes carry cluster.x-k8s.io/cluster-name), CAREN installs the autoscaler into the tenant cluster";
-  return settings.tenants.flatMap((tenant, index) =>
-    tenant.workers.flatMap((pool, poolIndex) =>
-      pool.autoscaling
-        ? [
-            {
-              path: `tenants[${index}].workers[${poolIndex}].autoscaling`,
-              message: `${where}, where it cannot reach the MachineDeployments: the pool stays at its current size (docs/operations.md, "Autoscale a worker pool")`,
-            },
-          ]
-        : [],
-    ),
-  );
 }
 
 /**

@@ -1,0 +1,44 @@
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { catalog } from "../../infra/model/catalog";
+import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerTarget } from "../../infra/model/cluster-autoscaler";
+import { pinnedRelease } from "../helm-release";
+import { upstreamOf } from "../upstream";
+
+/** Arguments of {@link ClusterAutoscaler}. */
+export interface ClusterAutoscalerArgs {
+  /** The tenant Cluster it sizes: name, namespace, Kubernetes version and CAPI's kubeconfig Secret. */
+  target: ClusterAutoscalerTarget;
+}
+
+/**
+ * The cluster autoscaler of one tenant, on the management cluster in the tenant's namespace: its
+ * ServiceAccount, a Role limited to that namespace with its RoleBinding (clusterAutoscalerRbac),
+ * and the upstream chart (catalog.clusterAutoscaler) in clusterapi `kubeconfig-incluster` mode
+ * with the chart's own RBAC turned off. The caller makes it depend on the command that waits for
+ * the Cluster's kubeconfig Secret (the pod mounts it), so Pulumi also deletes it before the Cluster.
+ */
+export class ClusterAutoscaler extends pulumi.ComponentResource {
+  /** The Helm release. */
+  public readonly release: k8s.helm.v3.Release;
+
+  constructor(name: string, args: ClusterAutoscalerArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("capi-fleet:tenants:ClusterAutoscaler", name, { target: args.target }, opts);
+    const rbac = clusterAutoscalerRbac(args.target.namespace);
+    // Pulumi does not pass the component's dependsOn (the kubeconfig Secret) to children.
+    const upstream = upstreamOf(opts);
+    const serviceAccount = new k8s.core.v1.ServiceAccount(`${name}-service-account`, rbac.serviceAccount, { parent: this, dependsOn: upstream });
+    const role = new k8s.rbac.v1.Role(
+      `${name}-role`,
+      { ...rbac.role, rules: rbac.role.rules.map((rule) => ({ apiGroups: [...rule.apiGroups], resources: [...rule.resources], verbs: [...rule.verbs] })) },
+      { parent: this, dependsOn: upstream },
+    );
+    const binding = new k8s.rbac.v1.RoleBinding(`${name}-role-binding`, rbac.roleBinding, { parent: this, dependsOn: [...upstream, role, serviceAccount] });
+    this.release = pinnedRelease(
+      `${name}-release`,
+      { pin: catalog.clusterAutoscaler.chart, namespace: args.target.namespace, values: clusterAutoscalerValues(args.target) },
+      { parent: this, dependsOn: [...upstream, binding] },
+    );
+    this.registerOutputs({});
+  }
+}

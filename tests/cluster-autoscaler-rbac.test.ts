@@ -1,0 +1,175 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { clusterAutoscalerRbac, clusterAutoscalerServiceAccount } from "../infra/model/cluster-autoscaler";
+import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
+import { crdSources, readSource, sourceOfGroup, type Crd } from "./upstream-crds";
+
+/**
+ * The cluster autoscaler's RBAC (infra/model/cluster-autoscaler.ts, as components/cluster-autoscaler
+ * creates it) against a real kube-apiserver with RBAC authorization: the ServiceAccount, Role and
+ * RoleBinding are applied in a tenant namespace, the upstream MachineDeployment and
+ * HCloudMachineTemplate CRDs are installed (CAPI v1.12.10 and CAPH v1.1.8 at the catalog's
+ * versions), and the autoscaler's own token (a real TokenRequest) then does what the clusterapi
+ * provider does: reads MachineDeployments and HCloudMachineTemplates of its namespace and scales
+ * a MachineDeployment through its scale subresource
+ * (kubernetes/autoscaler@cluster-autoscaler-1.35.2: cluster-autoscaler/cloudprovider/clusterapi/
+ * clusterapi_unstructured.go, `SetSize` through `managementScaleClient`). The same requests in
+ * another tenant's namespace, cluster-wide, or on Secrets are refused; `watch`, which needs a
+ * long request, is checked with SubjectAccessReview.
+ *
+ * Not here: the chart and the autoscaler binary themselves (no chart repository or image
+ * registry is reachable from tests); the chart's values are checked against a reading of its
+ * templates in infra/model/cluster-autoscaler.test.ts.
+ */
+
+const tenant = "tenant-analytics";
+const other = "tenant-edge";
+const machineDeploymentCrd = "machinedeployments.cluster.x-k8s.io";
+const machineTemplateCrd = "hcloudmachinetemplates.infrastructure.cluster.x-k8s.io";
+
+let api: KubeApiServer | undefined;
+let token = "";
+let unavailable = "";
+
+const message = (response: KubeResponse) => JSON.stringify(response.json.message ?? response.json);
+const A = () => {
+  if (!api) throw new Error("no API server");
+  return api;
+};
+
+async function must(method: string, path: string, body?: unknown, contentType?: string): Promise<KubeResponse> {
+  const response = await A().request(method, path, body, contentType);
+  if (response.status >= 300) throw new Error(`${method} ${path}: HTTP ${response.status}: ${message(response)}`);
+  return response;
+}
+
+/** A request with the autoscaler's ServiceAccount token (the scripts' client, as the API server's other tests use it). */
+async function asAutoscaler(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; json: Record<string, unknown>; reason: string }> {
+  const { kubeRequest } = await import("../scripts/lib/kube-client.mjs");
+  return (await kubeRequest({ ...A().target, token }, method, path, { timeoutMs: 30_000, body, contentType })) as { status: number; json: Record<string, unknown>; reason: string };
+}
+
+async function installCrd(crd: Crd): Promise<void> {
+  await must("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", crd);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const got = await must("GET", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd.metadata.name}`);
+    const conditions = (got.json.status as { conditions?: { type: string; status: string }[] } | undefined)?.conditions ?? [];
+    if (conditions.some((c) => c.type === "Established" && c.status === "True")) return;
+    if (Date.now() > deadline) throw new Error(`CRD ${crd.metadata.name} not Established: ${JSON.stringify(conditions)}`);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+/** A MachineDeployment the v1beta2 schema accepts (no CAPI webhook runs here). */
+const machineDeployment = (namespace: string) => ({
+  apiVersion: "cluster.x-k8s.io/v1beta2",
+  kind: "MachineDeployment",
+  metadata: { name: "md-0", namespace },
+  spec: {
+    clusterName: "analytics",
+    replicas: 2,
+    selector: { matchLabels: { pool: "md-0" } },
+    template: {
+      metadata: { labels: { pool: "md-0" } },
+      spec: {
+        clusterName: "analytics",
+        version: "v1.35.3",
+        bootstrap: { configRef: { apiGroup: "bootstrap.cluster.x-k8s.io", kind: "KubeadmConfigTemplate", name: "md-0" } },
+        infrastructureRef: { apiGroup: "infrastructure.cluster.x-k8s.io", kind: "HCloudMachineTemplate", name: "md-0" },
+      },
+    },
+  },
+});
+
+const machineTemplate = (namespace: string) => ({
+  apiVersion: "infrastructure.cluster.x-k8s.io/v1beta1",
+  kind: "HCloudMachineTemplate",
+  metadata: { name: "md-0", namespace },
+  spec: { template: { spec: { type: "cax31", imageName: "ubuntu-24.04" } } },
+});
+
+const mdPath = (namespace: string) => `/apis/cluster.x-k8s.io/v1beta2/namespaces/${namespace}/machinedeployments`;
+const templatePath = (namespace: string) => `/apis/infrastructure.cluster.x-k8s.io/v1beta1/namespaces/${namespace}/hcloudmachinetemplates`;
+
+beforeAll(async () => {
+  const capi = await readSource(crdSources.find((source) => source.module === "sigs.k8s.io/cluster-api")!, 10 * 60_000);
+  const caph = await readSource(sourceOfGroup("infrastructure.cluster.x-k8s.io")!, 10 * 60_000);
+  if ("unavailable" in capi || "unavailable" in caph) {
+    unavailable = ["unavailable" in capi ? capi.unavailable : "", "unavailable" in caph ? caph.unavailable : ""].filter(Boolean).join("; ");
+    return;
+  }
+  api = await startKubeApiServer(await kubeApiServerBinaries(40 * 60_000), 90_000, "cluster-autoscaler-rbac");
+  for (const crd of [...capi.crds, ...caph.crds].filter((c) => [machineDeploymentCrd, machineTemplateCrd].includes(c.metadata.name))) await installCrd(crd);
+  for (const namespace of [tenant, other]) {
+    await must("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+    await must("POST", mdPath(namespace), machineDeployment(namespace));
+    await must("POST", templatePath(namespace), machineTemplate(namespace));
+    await must("POST", `/api/v1/namespaces/${namespace}/secrets`, { apiVersion: "v1", kind: "Secret", metadata: { name: "analytics-kubeconfig", namespace }, stringData: { value: "stand-in" } });
+  }
+  const rbac = clusterAutoscalerRbac(tenant);
+  await must("POST", `/api/v1/namespaces/${tenant}/serviceaccounts`, rbac.serviceAccount);
+  await must("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${tenant}/roles`, rbac.role);
+  await must("POST", `/apis/rbac.authorization.k8s.io/v1/namespaces/${tenant}/rolebindings`, rbac.roleBinding);
+  const issued = await must("POST", `/api/v1/namespaces/${tenant}/serviceaccounts/${clusterAutoscalerServiceAccount}/token`, {
+    apiVersion: "authentication.k8s.io/v1",
+    kind: "TokenRequest",
+    spec: { expirationSeconds: 3600 },
+  });
+  token = (issued.json.status as { token: string }).token;
+}, 45 * 60_000);
+
+afterAll(async () => {
+  await api?.stop();
+});
+
+describe("the cluster autoscaler's RBAC on a real API server", () => {
+  it("lets the autoscaler read and scale its tenant's MachineDeployments and read its HCloudMachineTemplates", async (context) => {
+    if (unavailable) context.skip(`upstream CRDs unavailable: ${unavailable}`);
+    expect((await asAutoscaler("GET", mdPath(tenant))).status).toBe(200);
+    expect((await asAutoscaler("GET", `${templatePath(tenant)}/md-0`)).status).toBe(200);
+    const scaled = await asAutoscaler("PATCH", `${mdPath(tenant)}/md-0/scale`, { spec: { replicas: 4 } }, "application/merge-patch+json");
+    expect(scaled.status, scaled.reason).toBe(200);
+    expect(((await must("GET", `${mdPath(tenant)}/md-0`)).json.spec as { replicas: number }).replicas).toBe(4);
+    // Marking a Machine for deletion before a scale-down is an update (clusterapi_unstructured.go, MarkMachineForDeletion).
+    const updated = await asAutoscaler("PUT", `${mdPath(tenant)}/md-0`, (await must("GET", `${mdPath(tenant)}/md-0`)).json);
+    expect(updated.status, updated.reason).toBe(200);
+  });
+
+  it("refuses the same in another tenant's namespace, cluster-wide, and on the kubeconfig Secret", async (context) => {
+    if (unavailable) context.skip(`upstream CRDs unavailable: ${unavailable}`);
+    const refused = [
+      await asAutoscaler("GET", mdPath(other)),
+      await asAutoscaler("PATCH", `${mdPath(other)}/md-0/scale`, { spec: { replicas: 5 } }, "application/merge-patch+json"),
+      await asAutoscaler("GET", templatePath(other)),
+      await asAutoscaler("GET", "/apis/cluster.x-k8s.io/v1beta2/machinedeployments"),
+      await asAutoscaler("GET", `/api/v1/namespaces/${tenant}/secrets/analytics-kubeconfig`),
+      await asAutoscaler("DELETE", `${mdPath(tenant)}/md-0`),
+    ];
+    expect(refused.map((r) => r.status)).toEqual([403, 403, 403, 403, 403, 403]);
+    expect(((await must("GET", `${mdPath(other)}/md-0`)).json.spec as { replicas: number }).replicas).toBe(2);
+  });
+
+  it("grants watch, which the provider's informers need, in the tenant's namespace only (SubjectAccessReview)", async (context) => {
+    if (unavailable) context.skip(`upstream CRDs unavailable: ${unavailable}`);
+    const allowed = async (namespace: string, group: string, resource: string, verb: string) => {
+      const review = await must("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews", {
+        apiVersion: "authorization.k8s.io/v1",
+        kind: "SubjectAccessReview",
+        spec: { user: `system:serviceaccount:${tenant}:${clusterAutoscalerServiceAccount}`, resourceAttributes: { namespace, group, resource, verb } },
+      });
+      return (review.json.status as { allowed: boolean }).allowed;
+    };
+    const checks = [
+      ["cluster.x-k8s.io", "machinedeployments"],
+      ["cluster.x-k8s.io", "machinesets"],
+      ["cluster.x-k8s.io", "machines"],
+      ["cluster.x-k8s.io", "machinepools"],
+      ["infrastructure.cluster.x-k8s.io", "hcloudmachinetemplates"],
+    ] as const;
+    for (const [group, resource] of checks) {
+      expect(await allowed(tenant, group, resource, "watch"), `${resource} in ${tenant}`).toBe(true);
+      expect(await allowed(other, group, resource, "watch"), `${resource} in ${other}`).toBe(false);
+      expect(await allowed("", group, resource, "watch"), `${resource} cluster-wide`).toBe(false);
+    }
+  });
+});
