@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -117,5 +117,29 @@ describe("npm run backup refuses clearly, before writing anything", () => {
     expect(empty!.stderr).toContain("holds no Cluster objects: the fleet is empty, nothing to back up");
     expect(existsSync(path.join(dir, "d"))).toBe(false);
     for (const output of [notInstalled.output, empty!.output]) expect(output).not.toContain(api!.target.token);
+  }, 90_000);
+
+  it("--stack reads the kubeconfig with pulumi stack output --show-secrets into a private temp file that is gone afterwards; a failing pulumi is named", async () => {
+    // Stand-ins for the pulumi CLI (no stack here): one prints the management kubeconfig as
+    // `pulumi stack output managementKubeconfig --show-secrets` would, one fails as for an unknown stack.
+    const args = path.join(dir, "pulumi-args");
+    const pulumi = path.join(dir, "pulumi-stand-in");
+    writeFileSync(pulumi, `#!/bin/sh\necho "$@" > '${args}'\ncat '${kubeconfig}'\n`);
+    chmodSync(pulumi, 0o755);
+    const tmp = path.join(dir, "tmp");
+    mkdirSync(tmp);
+    const env = { HOME: process.env.HOME ?? "", PULUMI: pulumi, TMPDIR: tmp };
+    const viaStack = await runNodeScript(script, env, 60_000, ["--to", path.join(dir, "e"), "--stack", "prod", "--clusterctl", capi!.clusterctl]);
+    expect(viaStack.stderr).toContain("holds no Cluster objects");
+    expect(readFileSync(args, "utf8").split("\n")[0]).toBe("stack output managementKubeconfig --show-secrets --stack prod");
+    expect(readdirSync(tmp), "the temp kubeconfig is removed").toEqual([]);
+    expect(viaStack.output).not.toContain(api!.target.token);
+
+    const failing = path.join(dir, "pulumi-failing");
+    writeFileSync(failing, "#!/bin/sh\necho \"error: no stack named 'prod' found\" >&2\nexit 255\n");
+    chmodSync(failing, 0o755);
+    const refused = await runNodeScript(script, { ...env, PULUMI: failing }, 60_000, ["--to", path.join(dir, "e"), "--stack", "prod", "--clusterctl", capi!.clusterctl]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain("could not read the stack output managementKubeconfig of stack prod: error: no stack named 'prod' found");
   }, 90_000);
 });
