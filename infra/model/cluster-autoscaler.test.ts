@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { catalog } from "./catalog";
-import { clusterAutoscalerImageTag, clusterAutoscalerRbac, clusterAutoscalerValues, scaleFromZeroProblem, type ClusterAutoscalerTarget } from "./cluster-autoscaler";
+import { clusterAutoscalerDeployment, clusterAutoscalerImageTag, clusterAutoscalerRbac, clusterAutoscalerValues, scaleFromZeroProblem, type ClusterAutoscalerTarget } from "./cluster-autoscaler";
 import { parseKubernetesVersion } from "./kubernetes-version";
 import { workloadKubeconfigSecret } from "./tenant-cluster";
 
@@ -26,6 +26,7 @@ function chartReading(values: Record<string, unknown>) {
     clusterAPIConfigMapsNamespace?: string;
     autoDiscovery?: { clusterName?: string; namespace?: string };
     rbac?: { create?: boolean; clusterScoped?: boolean; serviceAccount?: { create?: boolean; name?: string } };
+    fullnameOverride?: string;
   };
   // values.yaml defaults the fleet relies on.
   const workloadPath = v.clusterAPIWorkloadKubeconfigPath ?? "/etc/kubernetes/value";
@@ -44,6 +45,8 @@ function chartReading(values: Record<string, unknown>) {
   }
   return {
     rendersDeployment,
+    // _helpers.tpl, cluster-autoscaler.fullname: the override, else "<release>-<cloudProvider>-cluster-autoscaler".
+    deploymentName: v.fullnameOverride || `cluster-autoscaler-${v.cloudProvider}-cluster-autoscaler`,
     args,
     // deployment.yaml: the Secret is mounted at the path without its "/value" suffix.
     mount: v.clusterAPIKubeconfigSecret ? { secretName: v.clusterAPIKubeconfigSecret, mountPath: workloadPath.replace(/\/value$/, "") } : undefined,
@@ -69,6 +72,7 @@ describe("the cluster autoscaler of a tenant", () => {
   it("gets values the chart turns into a management-cluster autoscaler for exactly this Cluster (a reading of the chart's templates)", () => {
     const chart = chartReading(clusterAutoscalerValues(target));
     expect(chart.rendersDeployment).toBe(true);
+    expect(chart.deploymentName).toBe(clusterAutoscalerDeployment);
     expect(chart.args).toEqual([
       "--cloud-provider=clusterapi",
       // Status ConfigMap and leader election in the workload cluster's kube-system.

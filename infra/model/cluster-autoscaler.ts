@@ -102,6 +102,9 @@ export interface ClusterAutoscalerTarget {
 /** The service account the autoscaler runs as; the program creates it with its Role. */
 export const clusterAutoscalerServiceAccount = "cluster-autoscaler";
 
+/** The autoscaler's Deployment in the tenant's namespace (the chart's `fullnameOverride`, _helpers.tpl). */
+export const clusterAutoscalerDeployment = "cluster-autoscaler";
+
 /**
  * The image tag for a tenant at `kubernetesVersion`: the autoscaler release of the same minor
  * (kubernetes/autoscaler: cluster-autoscaler/README.md, "Releases"). Throws for a minor the
@@ -136,6 +139,7 @@ export function clusterAutoscalerImageTag(kubernetesVersion: string): string {
  *   which is what lets a namespaced Role suffice;
  * - `rbac.create: false` with the program's service account: the Role is
  *   {@link clusterAutoscalerRoleRules}, tested against a real API server, not the chart's.
+ * The status ConfigMap (`cluster-autoscaler-status`) is in the workload cluster's kube-system.
  */
 export function clusterAutoscalerValues(target: ClusterAutoscalerTarget): Record<string, unknown> {
   const kubeconfig = target.kubeconfigSecret;
@@ -147,6 +151,8 @@ export function clusterAutoscalerValues(target: ClusterAutoscalerTarget): Record
     autoDiscovery: { clusterName: target.name, namespace: target.namespace },
     image: { tag: clusterAutoscalerImageTag(target.kubernetesVersion) },
     rbac: { create: false, serviceAccount: { create: false, name: clusterAutoscalerServiceAccount } },
+    // The Deployment's name (the runbook's `kubectl logs`), instead of "<release>-clusterapi-cluster-autoscaler".
+    fullnameOverride: clusterAutoscalerDeployment,
   };
 }
 
