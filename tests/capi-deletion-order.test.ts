@@ -24,8 +24,11 @@ const buildTimeoutMs = 90 * 60_000;
 const reconcileTimeoutMs = 120_000;
 /** How long the BeforeClusterDelete hook is held after its first call. */
 const holdMs = 6000;
-/** The longest the hook waits, under Foreground, for the garbage collector: two of its discovery syncs. */
-const gcHoldMs = 65_000;
+/**
+ * The longest the hook waits, under Foreground, for the garbage collector: three of its 30 s discovery
+ * syncs (two were not enough on a machine with a load average near 20). It ends as soon as the collector acted.
+ */
+const gcHoldMs = 95_000;
 const pollMs = 100;
 
 let loop: CapiInTheLoop | undefined;
@@ -139,7 +142,7 @@ async function deleteAndWatch(base: KubeObject, suffix: string, policy: ReturnTy
   let firstHookMs: number | undefined;
   let releasedMs = -1;
   let clusterGoneMs: number | undefined;
-  const deadline = t0 + reconcileTimeoutMs;
+  const deadline = t0 + Math.max(reconcileTimeoutMs, gcHoldMs + 30_000);
   for (;;) {
     const now = Date.now() - t0;
     if (firstHookMs === undefined) {
