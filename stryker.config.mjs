@@ -35,6 +35,7 @@ const config = {
   htmlReporter: { fileName: "reports/mutation/index.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   clearTextReporter: { allowColor: false, logTests: false, reportTests: false, reportScoreTable: true, reportMutants: false },
-  thresholds: { high: 85, low: 70, break: null },
+  // break: CI's gate (scripts/mutation-gate.mjs) fails below it; docs/testing.md says why 70. Raise it as the score rises.
+  thresholds: { high: 85, low: 70, break: 70 },
 };
 export default config;

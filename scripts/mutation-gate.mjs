@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+// @ts-check
+/**
+ * CI's mutation gate (`.ci/run`): mutation-tests only what a change touches, against the
+ * committed incremental report `.ci/mutation-baseline.json` (a StrykerJS incremental file, written
+ * by `npm run mutation`).
+ *
+ * The change: the working tree against MUTATION_GATE_BASE (default `HEAD^1`: on a pull request's
+ * merge commit the whole pull request, on main the last commit). Without that commit (a shallow
+ * clone) the change is everything whose content differs from the copy in the report.
+ * Touched files: every file StrykerJS mutates (`mutate` in stryker.config.mjs) that the change
+ * modifies or adds, plus every file with a mutant that a changed or removed test file covered
+ * when the report was made. StrykerJS then runs on exactly those files (`--mutate`) with a copy of
+ * the report as its incremental file: only mutants in changed code, covered by changed tests, or
+ * without a result in the report run; the others keep the report's result. It exits 1 when the
+ * mutation score of those files is below `thresholds.break` (stryker.config.mjs), and prints the
+ * score per file.
+ *
+ * `--list` prints the touched files and stops. MUTATION_GATE_MINUTES (default 45) bounds the run, so
+ * CI stays within its 90 minutes. Not seen as a change: test helpers without tests of their own (tests/*.ts that are not
+ * *.test.ts). Exit codes: 0 passed or nothing touched; 1 below the threshold or StrykerJS failed;
+ * 2 no baseline.
+ */
+import { spawnSync } from "node:child_process";
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import path from "node:path";
+import config from "../stryker.config.mjs";
+
+const repoRoot = path.resolve(import.meta.dirname, "..");
+const baselineFile = ".ci/mutation-baseline.json";
+const gateIncrementalFile = "reports/mutation-gate-incremental.json";
+
+/**
+ * @typedef {{ source: string, mutants: { coveredBy?: string[], killedBy?: string[] }[] }} ReportFile
+ * @typedef {{ source: string, tests: { id: string }[] }} ReportTestFile
+ * @typedef {{ files: Record<string, ReportFile>, testFiles?: Record<string, ReportTestFile> }} Report
+ */
+
+/** Files of the checkout (tracked, and untracked ones git does not ignore), relative to its root. */
+function checkoutFiles() {
+  const result = spawnSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], {
+    cwd: repoRoot,
+    encoding: "utf8",
+  });
+  if (result.status !== 0) throw new Error(`git ls-files failed: ${result.stderr}`);
+  return result.stdout.split("\0").filter((file) => file !== "" && existsSync(path.join(repoRoot, file)));
+}
+
+/** Whether StrykerJS mutates `file`: it matches a `mutate` pattern and no `!` pattern after it. */
+function isMutated(/** @type {string} */ file) {
+  let mutated = false;
+  for (const pattern of config.mutate ?? []) {
+    if (pattern === undefined) continue;
+    if (pattern.startsWith("!")) {
+      if (path.matchesGlob(file, pattern.slice(1))) mutated = false;
+    } else if (path.matchesGlob(file, pattern)) {
+      mutated = true;
+    }
+  }
+  return mutated;
+}
+
+const read = (/** @type {string} */ file) => readFileSync(path.join(repoRoot, file), "utf8");
+
+/**
+ * Files the change modifies or adds, relative to the checkout: against `base` when git knows that
+ * commit, else (undefined) the caller compares contents with the report.
+ */
+function changedSince(/** @type {string} */ base) {
+  const known = spawnSync("git", ["rev-parse", "--verify", "--quiet", `${base}^{commit}`], { cwd: repoRoot });
+  if (known.status !== 0) return undefined;
+  const diff = spawnSync("git", ["diff", "--name-only", "-z", base], { cwd: repoRoot, encoding: "utf8" });
+  if (diff.status !== 0) throw new Error(`git diff ${base} failed: ${diff.stderr}`);
+  const untracked = spawnSync("git", ["ls-files", "--others", "--exclude-standard", "-z"], { cwd: repoRoot, encoding: "utf8" });
+  return new Set([...diff.stdout.split("\0"), ...untracked.stdout.split("\0")].filter((file) => file !== ""));
+}
+
+/**
+ * The files the gate mutation-tests, each with why. `changed` is the change's file list, or
+ * undefined to compare every file with the report's copy.
+ */
+export function touchedFiles(/** @type {Report} */ report, /** @type {string[]} */ files, /** @type {Set<string> | undefined} */ changed) {
+  const differs = (/** @type {string} */ file, /** @type {string | undefined} */ reportCopy) =>
+    changed ? changed.has(file) : reportCopy !== read(file);
+  /** @type {Map<string, string>} */
+  const touched = new Map();
+  for (const file of files.filter(isMutated)) {
+    if (differs(file, report.files[file]?.source)) touched.set(file, report.files[file] ? "changed" : "changed, not in the baseline");
+  }
+  const present = new Set(files);
+  /** @type {Map<string, string>} test id -> its file */
+  const changedTests = new Map();
+  for (const [testFile, { source, tests }] of Object.entries(report.testFiles ?? {})) {
+    if (present.has(testFile) && !differs(testFile, source)) continue;
+    for (const test of tests) changedTests.set(test.id, testFile);
+  }
+  for (const [file, { mutants }] of Object.entries(report.files)) {
+    if (touched.has(file) || !present.has(file) || !isMutated(file)) continue;
+    const testFile = mutants
+      .flatMap((mutant) => [...(mutant.coveredBy ?? []), ...(mutant.killedBy ?? [])])
+      .map((id) => changedTests.get(id))
+      .find((found) => found !== undefined);
+    if (testFile) touched.set(file, `covered by ${testFile}, which changed`);
+  }
+  return touched;
+}
+
+function main() {
+  const baseline = path.join(repoRoot, baselineFile);
+  if (!existsSync(baseline)) {
+    console.error(`mutation gate: ${baselineFile} is missing; write it with a full run (docs/testing.md, "Mutation testing")`);
+    return 2;
+  }
+  /** @type {Report} */
+  const report = JSON.parse(readFileSync(baseline, "utf8"));
+  const base = process.env["MUTATION_GATE_BASE"] ?? "HEAD^1";
+  const changed = changedSince(base);
+  const against = changed ? base : `${baselineFile} (no commit ${base} here)`;
+  const touched = touchedFiles(report, checkoutFiles(), changed);
+  if (touched.size === 0) {
+    console.log(`mutation gate: no mutated file or covering test changed since ${against}; nothing to run`);
+    return 0;
+  }
+  console.log(`mutation gate: ${touched.size} file(s) touched since ${against}; break below ${config.thresholds?.break ?? "none"}%:`);
+  for (const [file, why] of touched) console.log(`  ${file}: ${why}`);
+  if (process.argv.includes("--list")) return 0;
+  mkdirSync(path.join(repoRoot, path.dirname(gateIncrementalFile)), { recursive: true });
+  copyFileSync(baseline, path.join(repoRoot, gateIncrementalFile));
+  const minutes = Number(process.env["MUTATION_GATE_MINUTES"] ?? "45");
+  const stryker = spawnSync(
+    path.join(repoRoot, "node_modules", ".bin", "stryker"),
+    ["run", "--mutate", [...touched.keys()].join(","), "--incrementalFile", gateIncrementalFile],
+    { cwd: repoRoot, stdio: "inherit", timeout: minutes * 60_000, killSignal: "SIGINT" },
+  );
+  if (stryker.signal || (stryker.error && "code" in stryker.error && stryker.error.code === "ETIMEDOUT")) {
+    console.error(`mutation gate: stopped after ${minutes} minutes (MUTATION_GATE_MINUTES), CI's budget for it. The baseline lacks results for the touched files' mutants: refresh ${baselineFile} with a full run (docs/testing.md, "Mutation testing").`);
+    return 1;
+  }
+  if (stryker.error) throw stryker.error;
+  return stryker.status ?? 1;
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) process.exitCode = main();
