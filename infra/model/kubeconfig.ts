@@ -69,7 +69,13 @@ export function kubeconfigServer(text: string): { server: string; credentials: K
   if (typeof server !== "string" || !server.startsWith("https://")) {
     return { problem: "current context's cluster has no https:// server URL" };
   }
-  const user = document.users?.find((entry) => entry.name === context.context?.user)?.user ?? {};
+  const userName = context.context?.user;
+  const userEntry = document.users?.find((entry) => entry.name === userName);
+  // kubectl refuses it too ("cannot locate user"); a client would go on without credentials.
+  if (userName !== undefined && !userEntry) {
+    return { problem: "current context's user is not one of its users" };
+  }
+  const user = userEntry?.user ?? {};
   const inline =
     (typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string") || typeof user.token === "string";
   return { server, credentials: inline ? "inline" : "other" };

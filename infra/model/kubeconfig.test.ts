@@ -1,0 +1,102 @@
+import { execFileSync, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { stringify } from "yaml";
+import { afterAll, describe, expect, it } from "vitest";
+import { repoRoot } from "../../tests/stack-files";
+import { buildKubeconfig, kubeconfigServer } from "./kubeconfig";
+
+// kubeconfigServer (what config validation and the scripts read from an `existing` cluster's
+// kubeconfig) against the pinned kubectl's own reading of the same file: `kubectl config view
+// --minify --raw` resolves the current context's cluster and user as every client does, or fails.
+// The program accepts a kubeconfig exactly when kubectl resolves an https:// server, and calls its
+// credentials inline exactly when kubectl's user carries a client certificate and key or a token.
+
+/** The pinned kubectl (scripts/kube-apiserver-toolchain builds it once, cached outside the repo); undefined when not built. */
+const kubectl = (() => {
+  const paths = spawnSync(path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ["paths"], { cwd: repoRoot, encoding: "utf8" });
+  return /^KUBECTL=(.+)$/m.exec(paths.stdout)?.[1];
+})();
+
+const dir = mkdtempSync(path.join(tmpdir(), "kubeconfig-"));
+afterAll(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+type Expected = { server: string; credentials: "inline" | "other" } | { problem: true };
+
+/** What kubectl makes of a kubeconfig, in kubeconfigServer's terms. */
+function kubectlReading(name: string, text: string): Expected {
+  const file = path.join(dir, `${name}.yaml`);
+  writeFileSync(file, text);
+  let json: { clusters?: { cluster?: { server?: string } }[]; users?: { user?: Record<string, unknown> }[] };
+  try {
+    json = JSON.parse(execFileSync(kubectl!, ["--kubeconfig", file, "config", "view", "--minify", "--raw", "-o", "json"], { encoding: "utf8", stdio: "pipe" })) as typeof json;
+  } catch {
+    return { problem: true };
+  }
+  const server = json.clusters?.[0]?.cluster?.server;
+  if (typeof server !== "string" || !server.startsWith("https://")) return { problem: true };
+  const user = json.users?.[0]?.user ?? {};
+  const inline = (typeof user["client-certificate-data"] === "string" && typeof user["client-key-data"] === "string") || typeof user.token === "string";
+  return { server, credentials: inline ? "inline" : "other" };
+}
+
+const ours = (text: string): Expected => {
+  const result = kubeconfigServer(text);
+  return "problem" in result ? { problem: true } : result;
+};
+
+/** A kubeconfig with one context `c` → cluster `k`, user `u`, changed by `edit`. */
+function kubeconfig(edit: (document: Record<string, unknown>) => void = () => undefined): string {
+  const document: Record<string, unknown> = {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "k", cluster: { server: "https://203.0.113.10:6443" } }],
+    users: [{ name: "u", user: { token: "t0ken" } }],
+    contexts: [{ name: "c", context: { cluster: "k", user: "u" } }],
+    "current-context": "c",
+  };
+  edit(document);
+  return stringify(document);
+}
+
+describe.skipIf(!kubectl)("kubeconfigServer, against kubectl's reading of the same kubeconfig", () => {
+  it("agrees on every case: the program's own, tokens, other credentials, and each way a kubeconfig is broken", () => {
+    const cases: Record<string, string> = {
+      "the program's client-certificate kubeconfig": buildKubeconfig({
+        name: "fleet",
+        server: "https://198.51.100.7:6443",
+        certificateAuthorityPem: "CA",
+        clientCertificatePem: "CERT",
+        clientKeyPem: "KEY",
+      }),
+      "a token": kubeconfig(),
+      "an exec plugin": kubeconfig((d) => (d.users = [{ name: "u", user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: "get-token" } } }])),
+      "a certificate without its key": kubeconfig((d) => (d.users = [{ name: "u", user: { "client-certificate-data": "Q0VSVA==" } }])),
+      "a context whose user is missing": kubeconfig((d) => (d.users = [{ name: "other", user: { token: "t" } }])),
+      "a second context, the current one pointing elsewhere": kubeconfig((d) => {
+        d.clusters = [...(d.clusters as object[]), { name: "k2", cluster: { server: "https://192.0.2.2:6443" } }];
+        d.contexts = [...(d.contexts as object[]), { name: "c2", context: { cluster: "k2", user: "u" } }];
+        d["current-context"] = "c2";
+      }),
+      "a current-context that names no context": kubeconfig((d) => (d["current-context"] = "missing")),
+      "no current-context": kubeconfig((d) => delete d["current-context"]),
+      "a context whose cluster is missing": kubeconfig((d) => (d.contexts = [{ name: "c", context: { cluster: "nowhere", user: "u" } }])),
+      "an http:// server": kubeconfig((d) => (d.clusters = [{ name: "k", cluster: { server: "http://203.0.113.10:8080" } }])),
+      "a cluster without a server": kubeconfig((d) => (d.clusters = [{ name: "k", cluster: {} }])),
+      "not YAML": "clusters: [",
+      "a path instead of the contents": "/home/me/.kube/config",
+      "a list instead of a document": "- a\n- b\n",
+    };
+    const disagreements = Object.entries(cases).filter(([name, text]) => JSON.stringify(ours(text)) !== JSON.stringify(kubectlReading(name.replace(/\W+/g, "-"), text)));
+    expect(disagreements.map(([name, text]) => `${name}: ours ${JSON.stringify(ours(text))}`)).toEqual([]);
+    // Both kinds of outcome occur, so the comparison can fail either way.
+    const outcomes = Object.values(cases).map((text) => {
+      const outcome = ours(text);
+      return "problem" in outcome ? "problem" : outcome.credentials;
+    });
+    expect(new Set(outcomes)).toEqual(new Set(["problem", "inline", "other"]));
+  });
+});
