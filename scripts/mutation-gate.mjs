@@ -9,8 +9,8 @@
  * merge commit the whole pull request, on main the last commit). Without that commit (a shallow
  * clone) the change is everything whose content differs from the copy in the report.
  * Touched files: every file StrykerJS mutates (`mutate` in stryker.config.mjs) that the change
- * modifies or adds, plus every file with a mutant that a changed or removed test file covered
- * when the report was made. StrykerJS then runs on exactly those files (`--mutate`) with a copy of
+ * modifies or adds, the subject of every changed test file (`x.ts` for `x.test.ts`), and every file
+ * with a mutant that a changed or removed test file covered when the report was made. StrykerJS then runs on exactly those files (`--mutate`) with a copy of
  * the report as its incremental file: only mutants in changed code, covered by changed tests, or
  * without a result in the report run; the others keep the report's result. It exits 1 when the
  * mutation score of those files is below `thresholds.break` (stryker.config.mjs), and prints the
@@ -93,6 +93,13 @@ export function touchedFiles(/** @type {Report} */ report, /** @type {string[]} 
   for (const [testFile, { source, tests }] of Object.entries(report.testFiles ?? {})) {
     if (present.has(testFile) && !differs(testFile, source)) continue;
     for (const test of tests) changedTests.set(test.id, testFile);
+  }
+  // A changed test file's own subject (`x.test.ts` tests `x.ts`), even where the report has no
+  // result for it yet.
+  for (const testFile of files.filter((file) => /\.test\.m?ts$/.test(file))) {
+    const subject = testFile.replace(/\.test\.(m?ts)$/, ".$1");
+    if (touched.has(subject) || !present.has(subject) || !isMutated(subject)) continue;
+    if (differs(testFile, report.testFiles?.[testFile]?.source)) touched.set(subject, `tested by ${testFile}, which changed`);
   }
   for (const [file, { mutants }] of Object.entries(report.files)) {
     if (touched.has(file) || !present.has(file) || !isMutated(file)) continue;
