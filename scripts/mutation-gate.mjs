@@ -91,7 +91,8 @@ export function touchedFiles(/** @type {Report} */ report, /** @type {string[]} 
   /** @type {Map<string, string>} test id -> its file */
   const changedTests = new Map();
   for (const [testFile, { source, tests }] of Object.entries(report.testFiles ?? {})) {
-    if (present.has(testFile) && !differs(testFile, source)) continue;
+    // Changed or removed: git lists removed files too; without git, a file the report has and the checkout lacks.
+    if (changed ? !changed.has(testFile) : present.has(testFile) && source === read(testFile)) continue;
     for (const test of tests) changedTests.set(test.id, testFile);
   }
   // A changed test file's own subject (`x.test.ts` tests `x.ts`), even where the report has no
