@@ -86,6 +86,19 @@ describe("csi-reclaim-policy-delete", () => {
     expect(violations.map((violation) => violation.message)).toEqual([expect.stringContaining('(tenant "analytics"): StorageClass "hcloud-volumes" has reclaimPolicy Retain')]);
   }, 120_000);
 
+  it("accepts values without storageClasses, and a proxy without valuesTemplate (the chart's own StorageClass: Delete)", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = stringify({ node: { hostNetwork: false } });
+    delete at(fixture(fleet, "csi-analytics").props, "spec").valuesTemplate;
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
+  it("names a proxy without namespace as Kubernetes places it (default)", async () => {
+    const fleet = withReclaimPolicy("Retain");
+    delete at(fixture(fleet, "csi-payments").props, "metadata").namespace;
+    expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("HelmChartProxy default/hcloud-csi (tenant \"payments\")")]);
+  });
+
   it("reports a valuesTemplate that is not YAML", async () => {
     const fleet = cloneFixtures(baseline);
     at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = "storageClasses: [";

@@ -70,6 +70,19 @@ describe("tenant-upgrade-path", () => {
     expect(await evaluate([rule], firstChained)).toEqual([]);
   });
 
+  it("leaves values that are not versions to the checks that own them (deployed-state reader, config validation)", async () => {
+    expect(await evaluate([rule], deployed({ payments: "garbage" }))).toEqual([]);
+    const fleet = deployed({ payments: "v1.33.10" });
+    at(fixture(fleet, "cluster-payments").props, "spec", "topology").version = "latest";
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
+  it("plans without a list when the Cluster's class is not declared (CAPI then upgrades one minor only)", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    at(fixture(fleet, "cluster-analytics").props, "spec", "topology", "classRef").name = "undeclared";
+    expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("cannot go from the deployed v1.33.10 to v1.35.3")]);
+  });
+
   it("judges the plan alone when no core provider declares the Cluster API version", async () => {
     const fleet = deployed({ analytics: "v1.33.10" });
     at(fixture(fleet, "core-provider").props, "spec").version = undefined;
