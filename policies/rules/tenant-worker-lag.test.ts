@@ -63,6 +63,14 @@ describe("tenant-worker-lag", () => {
     expect(await evaluate([rule], fleet)).toEqual([]);
   });
 
+  it("leaves tenants alone that are new, unchanged, or whose class is not declared, even with an extension", async () => {
+    const fleet = cloneFixtures(baseline);
+    fixture(fleet, "deployed-state").outputs = deployedOutputs({ payments: "v1.34.6", analytics: "v1.33.10" });
+    at(fixture(fleet, "cluster-class").props, "spec", "upgrade", "external").generateUpgradePlanExtension = "planner.example";
+    at(fixture(fleet, "cluster-analytics").props, "spec", "topology", "classRef").name = "undeclared";
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
   it("refuses an upgrade when an extension plans it (the lag cannot be checked)", async () => {
     const fleet = cloneFixtures(baseline);
     fixture(fleet, "deployed-state").outputs = deployedOutputs({ analytics: "v1.33.10" });

@@ -1,4 +1,3 @@
-import semver from "semver";
 import { maxWorkersMinorSkew } from "../../infra/model/upgrade-plan";
 import { stackRule } from "../lib/define";
 import { classOf, clustersIn, deployedTenantVersions, tenantOf } from "../lib/fleet-resources";
@@ -20,7 +19,8 @@ export const tenantWorkerLag = stackRule({
     const deployed = deployedTenantVersions(resources);
     for (const { resource, cluster } of clustersIn(resources)) {
       const from = deployed.get(tenantOf(cluster));
-      if (from === undefined || from === cluster.version || !semver.valid(from) || !semver.valid(cluster.version)) continue;
+      // Only an upgrade in flight is planned.
+      if (from === undefined || from === cluster.version) continue;
       const clusterClass = classOf(resources, cluster);
       if (clusterClass?.upgradePlanExtension) {
         report(
