@@ -15,7 +15,8 @@ import { buildKubeconfig, kubeconfigServer } from "./kubeconfig";
 
 /** The pinned kubectl (scripts/kube-apiserver-toolchain builds it once, cached outside the repo); undefined when not built. */
 const kubectl = (() => {
-  const paths = spawnSync(path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ["paths"], { cwd: repoRoot, encoding: "utf8" });
+  // Through bash: a copy of the repository (a mutation-testing sandbox) may not keep the executable bit.
+  const paths = spawnSync("bash", [path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), "paths"], { cwd: repoRoot, encoding: "utf8" });
   return /^KUBECTL=(.+)$/m.exec(paths.stdout)?.[1];
 })();
 
@@ -90,6 +91,8 @@ describe.skipIf(!kubectl)("kubeconfigServer, against kubectl's reading of the sa
       "a path instead of the contents": "/home/me/.kube/config",
       "a list instead of a document": "- a\n- b\n",
     };
+    // The program's own kubeconfig is one kubectl resolves, with the credentials inline.
+    expect(kubectlReading("program", cases["the program's client-certificate kubeconfig"]!)).toEqual({ server: "https://198.51.100.7:6443", credentials: "inline" });
     const disagreements = Object.entries(cases).filter(([name, text]) => JSON.stringify(ours(text)) !== JSON.stringify(kubectlReading(name.replace(/\W+/g, "-"), text)));
     expect(disagreements.map(([name, text]) => `${name}: ours ${JSON.stringify(ours(text))}`)).toEqual([]);
     // Both kinds of outcome occur, so the comparison can fail either way.
