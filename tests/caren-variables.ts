@@ -1,5 +1,8 @@
+import path from "node:path";
+import { catalog } from "../infra/model/catalog";
 import { carenSchemaProviders, type CarenSchemaProvider } from "../infra/model/caren-extensions";
-import { readSource, sourceOfGroup, type Crd, type CrdSource } from "./upstream-crds";
+import { repoRoot } from "./stack-files";
+import { readSource, type Crd, type CrdSource } from "./upstream-crds";
 
 // The variable schemas CAREN publishes through its DiscoverVariables handlers, rebuilt at test
 // time from CAREN's own CRDs (never copied into the repository):
@@ -14,8 +17,23 @@ import { readSource, sourceOfGroup, type Crd, type CrdSource } from "./upstream-
 //   e.g. `allOf` or `x-kubernetes-int-or-string`, is gone; `uniqueItems` stays, which CAPI's
 //   variable schemas allow and CRDs forbid).
 
-/** Where the CRDs come from (`tests/upstream-crds.ts`): CAREN's api module, else the upstream data copy. */
-export const carenApiCrdSource: CrdSource = sourceOfGroup("caren.nutanix.com")!;
+/**
+ * Where the CRDs come from, in order: CAREN's api module (a separate Go module from the root one,
+ * tagged api/<version>) at the catalog's version; the project's upstream data copy next to the
+ * checkout (the proxy refuses the module); else unavailable, and the caller says "unverified".
+ */
+export const carenApiCrdSource: CrdSource = {
+  name: "CAREN variable schemas",
+  module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix/api",
+  version: catalog.caren.chart.version,
+  dirs: ["v1alpha1/crds"],
+  groups: ["caren.nutanix.com"],
+  knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
+  fallback: {
+    dir: path.resolve(repoRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "crds"),
+    note: `upstream data copy of api/v1alpha1/crds at ${catalog.caren.chart.version}`,
+  },
+};
 
 /** A ClusterClass variable as a DiscoverVariables response carries it (v1beta1 ClusterClassVariable). */
 export interface DiscoveredVariable {

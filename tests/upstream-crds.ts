@@ -111,18 +111,12 @@ export const crdSources: readonly CrdSource[] = [
     groups: ["upgrade.cattle.io"],
   },
   {
-    // CAREN's variable schemas: its api module is a separate Go module from the root one (tagged
-    // api/<version>); the proxy refuses it, so the project's upstream data copy is the fallback.
-    name: "CAREN variable schemas",
-    module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix/api",
+    name: "CAREN",
+    module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix",
     version: catalog.caren.chart.version,
-    dirs: ["v1alpha1/crds"],
+    dirs: ["api/v1alpha1/crds"],
     groups: ["caren.nutanix.com"],
     knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
-    fallback: {
-      dir: path.resolve(checkoutRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "crds"),
-      note: `upstream data copy of api/v1alpha1/crds at ${catalog.caren.chart.version}`,
-    },
   },
 ];
 
