@@ -11,7 +11,7 @@
  * Touched files: every file StrykerJS mutates (`mutate` in stryker.config.mjs) that the change
  * modifies or adds, the subject of every changed test file (`x.ts` for `x.test.ts`), and every file
  * with a mutant that a changed or removed test file covered when the report was made. StrykerJS then runs on exactly those files (`--mutate`) with a copy of
- * the report as its incremental file: only mutants in changed code, covered by changed tests, or
+ * the report's results for them as its incremental file: only mutants in changed code, covered by changed tests, or
  * without a result in the report run; the others keep the report's result. It exits 1 when the
  * mutation score of those files is below `thresholds.break` (stryker.config.mjs), and prints the
  * score per file.
@@ -22,7 +22,7 @@
  * 2 no baseline.
  */
 import { spawnSync } from "node:child_process";
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import config from "../stryker.config.mjs";
 
@@ -133,7 +133,9 @@ function main() {
   for (const [file, why] of touched) console.log(`  ${file}: ${why}`);
   if (process.argv.includes("--list")) return 0;
   mkdirSync(path.join(repoRoot, path.dirname(gateIncrementalFile)), { recursive: true });
-  copyFileSync(baseline, path.join(repoRoot, gateIncrementalFile));
+  // Only the touched files' results: StrykerJS scores every file its incremental report holds.
+  const seed = { ...report, files: Object.fromEntries(Object.entries(report.files).filter(([file]) => touched.has(file))) };
+  writeFileSync(path.join(repoRoot, gateIncrementalFile), JSON.stringify(seed));
   const minutes = Number(process.env["MUTATION_GATE_MINUTES"] ?? "45");
   const stryker = spawnSync(
     path.join(repoRoot, "node_modules", ".bin", "stryker"),
