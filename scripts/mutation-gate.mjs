@@ -10,16 +10,16 @@
  * clone) the change is everything whose content differs from the copy in the report.
  * Touched files: every file StrykerJS mutates (`mutate` in stryker.config.mjs) that the change
  * modifies or adds, the subject of every changed test file (`x.ts` for `x.test.ts`), and every file
- * with a mutant that a changed or removed test file covered when the report was made. StrykerJS then runs on exactly those files (`--mutate`) with a copy of
- * the report's results for them as its incremental file: only mutants in changed code, covered by changed tests, or
- * without a result in the report run; the others keep the report's result. It exits 1 when the
- * mutation score of those files is below `thresholds.break` (stryker.config.mjs), and prints the
- * score per file.
+ * with a mutant that a changed or removed test file covered when the report was made. StrykerJS
+ * then runs on exactly those files (`--mutate`), seeded with the report's results for them: only
+ * mutants in changed code, covered by changed tests, or without a result in the report run; the
+ * others keep the report's result. It exits 1 when the mutation score of those files together is
+ * below `thresholds.break` (stryker.config.mjs), and prints the score per file.
  *
- * `--list` prints the touched files and stops. MUTATION_GATE_MINUTES (default 45) bounds the run, so
- * CI stays within its 90 minutes. Not seen as a change: test helpers without tests of their own (tests/*.ts that are not
- * *.test.ts). Exit codes: 0 passed or nothing touched; 1 below the threshold or StrykerJS failed;
- * 2 no baseline.
+ * `--list` prints the touched files and stops. MUTATION_GATE_MINUTES (default 45) bounds the run,
+ * so CI stays within its 90 minutes. Not seen as a change: test helpers without tests of their own
+ * (tests/*.ts that are not *.test.ts). Exit codes: 0 passed or nothing touched; 1 below the
+ * threshold, out of time or StrykerJS failed; 2 no baseline.
  */
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
