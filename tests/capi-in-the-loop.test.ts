@@ -380,6 +380,47 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
   // What CAPI rendered from the class's templates and patches (Go templates, enabledIf, external
   // patches) replaces any emulation: each generated object, re-applied as it is (server-side apply,
   // dry-run, strict field validation), must be accepted without warnings and keep every field.
+  // sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/machinehealthcheck/machinehealthcheck_controller.go
+  // resolves `spec.remediation.templateRef` (no namespace field) in the check's own namespace before it
+  // remediates; the class lives in another namespace and nothing clones the remediation template.
+  track("every MachineHealthCheck CAPI generated finds its remediation template in its own namespace, as its controller looks it up (negative control: the class's namespace only)", async () => {
+    const clusters = allClusters();
+    let checks = 0;
+    for (const cluster of clusters) {
+      const namespace = cluster.metadata.namespace!;
+      const mhcs = await eventually(
+        `MachineHealthChecks of ${cluster.metadata.name!}`,
+        reconcileTimeoutMs,
+        async () => {
+          const found = await L().list("cluster.x-k8s.io/v1beta2", "MachineHealthCheck", namespace, `cluster.x-k8s.io/cluster-name=${cluster.metadata.name!}`);
+          return found.length > 0 ? found : undefined;
+        },
+      );
+      for (const mhc of mhcs) {
+        const ref = at(mhc.spec, "remediation.templateRef") as { apiVersion: string; kind: string; name: string; namespace?: string } | undefined;
+        expect(ref, `${namespace}/${mhc.metadata.name!} remediation.templateRef`).toBeDefined();
+        expect(ref!.namespace, "the reference carries no namespace of its own").toBeUndefined();
+        expect(await L().get(ref!.apiVersion, ref!.kind, ref!.name, namespace), `${ref!.kind} ${namespace}/${ref!.name} for ${mhc.metadata.name!}`).toBeDefined();
+        checks += 1;
+      }
+    }
+    // Negative control: without the tenant's copy, the class's own template (in the class's
+    // namespace) is all there is, and the lookup the controller makes finds nothing.
+    const probe = clusters[0]!;
+    const [mhc] = await L().list("cluster.x-k8s.io/v1beta2", "MachineHealthCheck", probe.metadata.namespace, `cluster.x-k8s.io/cluster-name=${probe.metadata.name!}`);
+    const ref = at(mhc!.spec, "remediation.templateRef") as { apiVersion: string; kind: string; name: string };
+    const copy = (await L().get(ref.apiVersion, ref.kind, ref.name, probe.metadata.namespace))!;
+    const removed = await L().api.request("DELETE", await L().objectPath(copy));
+    expect(removed.status, responseMessage(removed)).toBeLessThan(300);
+    await eventually(`${ref.kind} ${probe.metadata.namespace!}/${ref.name} gone`, reconcileTimeoutMs, async () =>
+      (await L().get(ref.apiVersion, ref.kind, ref.name, probe.metadata.namespace)) === undefined ? true : undefined,
+    );
+    expect(await L().get(ref.apiVersion, ref.kind, ref.name, classObject().metadata.namespace), "the class's own template").toBeDefined();
+    const restored = await L().apply({ apiVersion: copy.apiVersion, kind: copy.kind, metadata: { name: ref.name, namespace: probe.metadata.namespace!, labels: copy.metadata.labels ?? {} }, spec: copy.spec });
+    expect(restored.status, responseMessage(restored)).toBeLessThan(300);
+    report.push(`${checks} MachineHealthChecks, each with its remediation template in its own namespace`);
+  });
+
   track("every object CAPI generated for the tenants passes strict server-side apply as it is (negative control: a wrongly typed field)", async () => {
     let checked = 0;
     const failures: string[] = [];

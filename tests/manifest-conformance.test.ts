@@ -159,6 +159,8 @@ async function checkStack(registrations: Registration[]): Promise<StackResult> {
       entry.count += 1;
       continue;
     }
+    // A built-in group beyond core v1 (RBAC, …): ask discovery once, as for core kinds.
+    if (!source && !served.has(kindKey(object.apiVersion, object.kind))) await discover(object.apiVersion, object.kind, Date.now() + 10_000).catch(() => undefined);
     if (!served.has(kindKey(object.apiVersion, object.kind))) {
       result.failures.push(`${label}: ${object.apiVersion} ${object.kind} is served by no installed CRD or built-in API`);
       continue;

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/caren-cluster-config";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { isAutoscaled } from "../../infra/model/cluster-autoscaler";
-import { hcloudSecret } from "../../infra/model/hetzner-cluster-class";
+import { hcloudSecret, remediationTemplateIn } from "../../infra/model/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
   hcloudCcmProxy,
@@ -162,6 +162,10 @@ export class TenantCluster extends pulumi.ComponentResource {
       facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
     );
 
+    // The health checks look their remediation template up in the tenant's namespace.
+    const remediationTemplate = remediationTemplateIn(tenant.namespace);
+    const remediation = new k8s.apiextensions.CustomResource(`${name}-${remediationTemplate.metadata.name}`, remediationTemplate, child([namespace]));
+
     const manifest = tenantClusterManifest(tenant);
     const clusterInputs = {
       ...manifest,
@@ -183,7 +187,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       name,
       clusterInputs,
       {
-        ...child([namespace, secret, ...credentials, ...ciliumValues, this.firewall, ...addons, args.clusterClass, args.carenReady]),
+        ...child([namespace, secret, ...credentials, ...ciliumValues, remediation, this.firewall, ...addons, args.clusterClass, args.carenReady]),
         // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
         // CAPI has removed the servers and load balancers, and only then deletes the Secret
         // with the token CAPH needs for that. An hour covers a slow cluster teardown.

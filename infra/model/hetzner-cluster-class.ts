@@ -206,6 +206,19 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
   };
 }
 
+/**
+ * The class's remediation template, in a tenant's namespace. The MachineHealthChecks CAPI's topology
+ * creates copy the class's `remediation.templateRef`, which has no namespace, and the health-check
+ * controller resolves it in the check's own namespace, the tenant's
+ * (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/machinehealthcheck/machinehealthcheck_controller.go,
+ * `TemplateRef.ToObjectReference(m.Namespace)`); unlike the machine templates, nothing clones it there.
+ * Same name as the class's, so a changed template reaches the tenants under its new name.
+ */
+export function remediationTemplateIn(namespace: string): Manifest {
+  const { remediation } = hetznerClusterClassTemplates();
+  return { ...remediation, metadata: { ...remediation.metadata, namespace } };
+}
+
 function hcloudMachineTemplate(role: "control-plane" | "worker"): Manifest {
   return template(apiVersions.hetzner, "HCloudMachineTemplate", role, {
     // Placeholders, overwritten by the machine patches from the tenant's variables.
