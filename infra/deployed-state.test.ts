@@ -1,8 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { settle } from "../tests/fleet-run";
+import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
 import { tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
 import { catalog } from "./model/catalog";
 
@@ -10,7 +9,6 @@ import { catalog } from "./model/catalog";
 // start from what runs, and an impossible one stops the program before anything else is
 // registered.
 
-type Program = () => Promise<Record<string, pulumi.Output<unknown>>>;
 const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
 
 // One mock monitor for every run: a monitor swapped mid-run would not know the URNs of
@@ -26,17 +24,13 @@ async function runProgram(
 ): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
   lastOutputs[tenantVersionsOutputName] = previousTenantVersions;
   lastOutputs[tenantImmutablesOutputName] = previousTenantImmutables;
-  const { values, secretKeys } = readStackConfig("dev");
-  if (tenantVersion || changeTenant) {
+  return runProgramAgain("dev", allRegistrations, (values) => {
+    if (!tenantVersion && !changeTenant) return;
     const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
     if (tenantVersion) tenants[0]!.kubernetesVersion = tenantVersion;
     changeTenant?.(tenants[0]!);
     values["capi-fleet:tenants"] = JSON.stringify(tenants);
-  }
-  pulumi.runtime.setAllConfig(values, secretKeys);
-  allRegistrations.length = 0;
-  const program = ((await import("./index.js")) as unknown as { default: Program }).default;
-  return { registrations: allRegistrations, run: program() };
+  });
 }
 
 beforeAll(async () => {

@@ -1,8 +1,6 @@
-import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { settle } from "../tests/fleet-run";
+import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
 import { managementK3sVersionOutputName } from "./deployed-state";
 import { catalog } from "./model/catalog";
 import { parseK3sVersion } from "./model/kubernetes-version";
@@ -14,7 +12,6 @@ import { deployedStateType } from "./model/policy-facts";
 // Plan's version and the next deployed version, and DeployedState publishes the old one for the
 // policy pack.
 
-type Program = () => Promise<Record<string, pulumi.Output<unknown>>>;
 const current = parseK3sVersion(catalog.k3s.version)!;
 /** A k3s release relative to the catalog's, which the dev stack configures. */
 const release = (minorDelta: number, patch = 0) => `v${current.major}.${current.minor + minorDelta}.${patch}+k3s1`;
@@ -24,15 +21,11 @@ let allRegistrations: Registration[] = [];
 
 async function runProgram(deployedK3s: string | undefined, k3sVersion?: string) {
   lastOutputs[managementK3sVersionOutputName] = deployedK3s;
-  const { values, secretKeys } = readStackConfig("dev");
-  if (k3sVersion) {
+  return runProgramAgain("dev", allRegistrations, (values) => {
+    if (!k3sVersion) return;
     const management = JSON.parse(values["capi-fleet:management"]!) as Record<string, unknown>;
     values["capi-fleet:management"] = JSON.stringify({ ...management, k3sVersion });
-  }
-  pulumi.runtime.setAllConfig(values, secretKeys);
-  allRegistrations.length = 0;
-  const program = ((await import("./index.js")) as unknown as { default: Program }).default;
-  return { registrations: allRegistrations, run: program() };
+  });
 }
 
 beforeAll(async () => {

@@ -53,6 +53,27 @@ export async function runStack(
 }
 
 /** A token-auth kubeconfig for `existing` mode runs (the mocks never connect). */
+type Program = () => Promise<Record<string, pulumi.Output<unknown>>>;
+
+/**
+ * Runs the whole program (infra/index.ts) once more on a committed stack's config, after `edit`,
+ * under the mocks a test file installed once (`installRecordingMocks`, whose list is `sink`): one
+ * monitor for every run, since a monitor swapped mid-run would not know the URNs of the previous
+ * run's late output registrations.
+ */
+export async function runProgramAgain(
+  stack: string,
+  sink: Registration[],
+  edit?: (values: Record<string, string>) => void,
+): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
+  const { values, secretKeys } = readStackConfig(stack);
+  edit?.(values);
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  sink.length = 0;
+  const program = ((await import("../infra/index.js")) as unknown as { default: Program }).default;
+  return { registrations: sink, run: program() };
+}
+
 export const existingClusterKubeconfig = [
   "apiVersion: v1",
   "clusters: [{name: c, cluster: {server: 'https://mgmt.example.com:6443'}}]",
