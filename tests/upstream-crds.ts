@@ -110,14 +110,6 @@ export const crdSources: readonly CrdSource[] = [
     dirs: ["pkg/crds/yaml/generated"],
     groups: ["upgrade.cattle.io"],
   },
-  {
-    name: "CAREN",
-    module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix",
-    version: catalog.caren.chart.version,
-    dirs: ["api/v1alpha1/crds"],
-    groups: ["caren.nutanix.com"],
-    knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
-  },
 ];
 
 /** The source that defines an API group, if any. */
