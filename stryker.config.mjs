@@ -12,7 +12,12 @@ const config = {
   ],
   testRunner: "vitest",
   // The repo's vitest config, shortest test file first; forks as there: Pulumi's runtime keeps per-process state.
-  vitest: { configFile: "vitest.mutation.config.mts", pool: "forks", related: true },
+  // scripts/mutation.mjs runs a quick pass (unit tests only) before the whole suite; see that file.
+  vitest: {
+    configFile: process.env.CAPI_FLEET_MUTATION_PASS === "quick" ? "vitest.mutation.quick.config.mts" : "vitest.mutation.config.mts",
+    pool: "forks",
+    related: true,
+  },
   checkers: ["typescript"],
   tsconfigFile: "tsconfig.json",
   typescriptChecker: { prioritizePerformanceOverAccuracy: true },
