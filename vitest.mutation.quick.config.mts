@@ -3,7 +3,9 @@
 // (vitest.mutation.config.mts, the whole suite) re-runs every other mutant against all the tests
 // that cover it, so the final score is the whole suite's. The split only saves time: a mutant a
 // unit test kills never starts an API server, CAPI's managers or the Pulumi engine.
-import whole from "./vitest.mutation.config.mts";
+import type { ViteUserConfig } from "vitest/config";
+import whole from "./vitest.mutation.config.mjs";
 
 // Not mergeConfig: it would append to the whole suite's `include`, not replace it.
-export default { ...whole, test: { ...whole.test, include: ["{infra/model,policies,components}/**/*.test.ts"] } };
+const wholeTest = whole["test"] as ViteUserConfig["test"];
+export default { ...whole, test: { ...wholeTest, include: ["{infra/model,policies,components}/**/*.test.ts"] } } satisfies ViteUserConfig;
