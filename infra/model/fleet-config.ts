@@ -273,7 +273,9 @@ const etcdBackupsSchema = strictObject({
   /** Prefix of the snapshots in the bucket; defaults to the fleet name (capi-fleet-<stack>). */
   folder: z
     .string()
-    .regex(/^[A-Za-z0-9][A-Za-z0-9._/-]*[A-Za-z0-9]$/, { error: "is not a folder; allowed: letters, digits, '.', '_', '-' and '/', not starting or ending with '/'" })
+    .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/, {
+      error: "is not a folder; allowed: letters, digits, '.', '_', '-' and '/', starting and ending with a letter or digit",
+    })
     .optional(),
   /** When each server snapshots etcd (k3s `etcd-snapshot-schedule-cron`). */
   schedule: z

@@ -2,7 +2,18 @@ import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
 import { catalog } from "./catalog";
-import { FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
+import { fleetConfigSchema, k3sClusterNetworks, placementGroupServerLimit } from "./fleet-config";
+import {
+  configKeys,
+  FleetConfigError,
+  formatPath,
+  hcloudTokenProblem,
+  objectStorageKeyProblem,
+  parseFleetConfig,
+  projectName,
+  type HetznerManagement,
+  type StackConfigInput,
+} from "./validate-fleet-config";
 
 /** A valid fleet in the shape of a stack file; each case mutates one thing. */
 interface RawFleet {
@@ -327,5 +338,289 @@ describe("parseFleetConfig", () => {
     const rendered = JSON.stringify(config) + String(config.tenants[0]!.hcloudToken) + inspect(config, { depth: 10 });
     expect(rendered).not.toContain(alphaToken);
     expect(rendered).toContain("[secret]");
+  });
+});
+
+/** The baseline as the runtime hands it over, with `extra` secret keys (stored with --secret) added. */
+function withSecrets(raw: RawFleet, extra: Record<string, string>, allowPlaceholderSecrets = true): StackConfigInput {
+  const input = toInput(raw, allowPlaceholderSecrets);
+  return { ...input, values: { ...input.values, ...extra }, secretKeys: new Set([...input.secretKeys, ...Object.keys(extra)]) };
+}
+
+const pathsOf = (input: StackConfigInput) => problemsOf(input).problems.map((problem) => problem.path);
+const messageAt = (input: StackConfigInput, path: string) =>
+  problemsOf(input).problems.filter((problem) => problem.path === path).map((problem) => problem.message).join("\n");
+const pool0 = (raw: RawFleet, tenantIndex = 0) => (raw.tenants[tenantIndex]!.workers as Record<string, unknown>[])[0]!;
+/** An Object Storage key of Hetzner's length (20 and 40 characters). */
+const s3Keys = { accessKey: "A".repeat(20), secretKey: "s".repeat(40) };
+const objectStorage: readonly string[] = catalog.hcloud.objectStorageLocations;
+const withoutObjectStorage = Object.keys(catalog.hcloud.networkZoneOfLocation).find((location) => !objectStorage.includes(location))!;
+
+describe("parseFleetConfig: errors name the key path, the value and what is allowed", () => {
+  it("counts the problems in the error and names the class", () => {
+    const one = baseline();
+    one.management.location = "fsn2";
+    const single = problemsOf(toInput(one));
+    expect(single.problems).toHaveLength(1);
+    expect(single.error!.message).toMatch(/, 1 problem:\n/);
+    const two = baseline();
+    two.management.location = "fsn2";
+    two.tenants[0]!.name = "Alpha";
+    const double = problemsOf(toInput(two));
+    expect(double.error!.message).toMatch(new RegExp(`, ${double.problems.length} problems:\n`));
+    expect(double.problems.length).toBeGreaterThan(1);
+    expect(double.error!.name).toBe(FleetConfigError.name);
+    expect(double.error!.stackName).toBe("test");
+  });
+
+  it("names the allowed top-level keys for an unknown one, and ignores other namespaces' keys", () => {
+    const allowedKeys = Object.values(configKeys)
+      .filter((key) => key.startsWith(`${projectName}:`))
+      .map((key) => key.slice(projectName.length + 1));
+    const raw = baseline();
+    raw.extraKeys["capi-fleet:zzzzzzzzzzzz"] = "1";
+    raw.extraKeys["aws:region"] = "eu-central-1";
+    raw.extraKeys["hcloud:endpoint"] = "https://api.hetzner.cloud/v1";
+    const { problems } = problemsOf(toInput(raw));
+    expect(problems.map((problem) => problem.path)).toEqual(["zzzzzzzzzzzz"]);
+    expect(problems[0]!.message).toContain(allowedKeys.join(", "));
+    // Nothing is close enough to suggest.
+    expect(problems[0]!.message).not.toContain("did you mean");
+  });
+
+  it("lists a strict object's allowed keys, from the schema, for an unknown key with no close match", () => {
+    const raw = baseline();
+    raw.gitops = { url: "https://git.example.com/fleet.git", zzzzzzzz: 1 };
+    const message = messageAt(toInput(raw), "gitops.zzzzzzzz");
+    const gitopsShape = (fleetConfigSchema.shape.gitops.unwrap() as unknown as { shape: object }).shape;
+    expect(message).toContain(Object.keys(gitopsShape).join(", "));
+    expect(message).not.toContain("did you mean");
+  });
+
+  it("treats a value that is not JSON as the raw string the user wrote", () => {
+    const raw = baseline();
+    const input = toInput(raw);
+    const { problems } = problemsOf({ ...input, values: { ...input.values, "capi-fleet:management": "hetzner" } });
+    expect(problems).toEqual([{ path: "management", message: expect.stringContaining('"hetzner"') }]);
+  });
+
+  it("echoes a scalar that is too small or too big, and the too-small mapping of a list without echoing it", () => {
+    const raw = baseline();
+    pool0(raw).replicas = 101;
+    raw.tenants[1]!.sshKeyName = "";
+    raw.management.adminCidrs = [];
+    raw.gitops = { url: "https://git.example.com/fleet.git", branch: "a b" };
+    const input = toInput(raw);
+    expect(messageAt(input, "tenants[0].workers[0].replicas")).toMatch(/^101 /);
+    expect(messageAt(input, "tenants[1].sshKeyName")).toMatch(/^"" /);
+    expect(messageAt(input, "gitops.branch")).toMatch(/^"a b" /);
+    expect(messageAt(input, "management.adminCidrs")).not.toContain("[]");
+  });
+
+  it("marks a missing required value as required, and a wrong type with the value given", () => {
+    const raw = baseline();
+    delete raw.tenants[0]!.regions;
+    raw.tenants[1]!.regions = "fsn1";
+    const input = toInput(raw);
+    expect(messageAt(input, "tenants[0].regions")).toMatch(/^is required/);
+    expect(messageAt(input, "tenants[1].regions")).toContain('"fsn1"');
+  });
+
+  it("reports a region listed twice at the second one", () => {
+    const raw = baseline();
+    raw.tenants[0]!.regions = ["fsn1", "nbg1", "fsn1"];
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].regions[2]"]);
+  });
+
+  it("names how to set an empty required secret instead of calling it malformed", () => {
+    const raw = baseline();
+    raw.hcloudToken = "";
+    expect(messageAt(toInput(raw), "hcloud:token")).toContain(`--secret ${configKeys.hcloudToken} `);
+  });
+
+  it("refuses tenant tokens that are not a mapping, and an empty token", () => {
+    const raw = baseline();
+    raw.tenantHcloudTokens = [alphaToken, betaToken] as never;
+    expect(pathsOf(toInput(raw))).toEqual(["tenantHcloudTokens", "tenantHcloudTokens.alpha", "tenantHcloudTokens.beta"]);
+    const empty = baseline();
+    empty.tenantHcloudTokens.alpha = "";
+    expect(pathsOf(toInput(empty))).toEqual(["tenantHcloudTokens.alpha"]);
+  });
+
+  it("says there are no tenants when a token names one in a fleet without tenants", () => {
+    const raw = baseline();
+    raw.tenants = [];
+    raw.tenantHcloudTokens = { alpha: alphaToken };
+    const message = messageAt(toInput(raw), "tenantHcloudTokens.alpha");
+    expect(message).toContain("(none)");
+    expect(message).not.toContain("did you mean");
+  });
+
+  it("recognises placeholders in any case and gives the --path form of the command for a nested secret", () => {
+    const raw = baseline();
+    raw.tenantHcloudTokens.alpha = "PlaceHolder".padEnd(64, "0");
+    expect(parseFleetConfig(toInput(raw, true)).placeholderSecrets).toEqual(["tenantHcloudTokens.alpha"]);
+    expect(messageAt(toInput(raw, false), "tenantHcloudTokens.alpha")).toContain("--path 'tenantHcloudTokens.alpha'");
+    const top = baseline();
+    top.hcloudToken = "placeholder".padEnd(64, "0");
+    expect(messageAt(toInput(top, false), "hcloud:token")).not.toContain("--path");
+  });
+
+  it.each([
+    ["objectStorageKeyProblem", objectStorageKeyProblem, 16, 128, "!"],
+    ["hcloudTokenProblem", hcloudTokenProblem, 64, 64, "A"],
+  ] as const)("%s accepts exactly the lengths it names", (_name, check, min, max, char) => {
+    expect(check(char.repeat(min))).toBeUndefined();
+    expect(check(char.repeat(max))).toBeUndefined();
+    expect(check(char.repeat(min - 1))).toContain(`got ${min - 1} characters`);
+    expect(check(char.repeat(max + 1))).toContain(`got ${max + 1} characters`);
+  });
+
+  it("refuses Object Storage keys with spaces or outside printable ASCII", () => {
+    expect(objectStorageKeyProblem(`${"a".repeat(10)} ${"a".repeat(10)}`)).toBeDefined();
+    expect(objectStorageKeyProblem(`${"a".repeat(20)}\u00e9`)).toBeDefined();
+    expect(objectStorageKeyProblem("~".repeat(20))).toBeUndefined();
+  });
+
+  it("reads the etcd snapshot credentials when backups are on, and checks them", () => {
+    const raw = baseline();
+    raw.management.backups = { bucket: "fleet-etcd" };
+    const config = parseFleetConfig(withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify(s3Keys) }));
+    const management = config.management as HetznerManagement;
+    expect(management.etcdS3Credentials?.accessKey.reveal()).toBe(s3Keys.accessKey);
+    expect(management.etcdS3Credentials?.secretKey.reveal()).toBe(s3Keys.secretKey);
+
+    const problemsWith = (credentials: unknown) => pathsOf(withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify(credentials) }));
+    expect(problemsWith({ accessKey: s3Keys.accessKey })).toEqual(["etcdS3Credentials.secretKey"]);
+    expect(problemsWith({ ...s3Keys, secretKey: "" })).toEqual(["etcdS3Credentials.secretKey"]);
+    expect(problemsWith({ ...s3Keys, accessKey: "short" })).toEqual(["etcdS3Credentials.accessKey"]);
+    expect(problemsWith(["a", "b"])).toEqual(["etcdS3Credentials", "etcdS3Credentials.accessKey", "etcdS3Credentials.secretKey"]);
+    expect(pathsOf(toInput(raw))).toEqual(["etcdS3Credentials.accessKey", "etcdS3Credentials.secretKey"]);
+    const misspelt = withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify({ ...s3Keys, secretKy: "x" }) });
+    expect(pathsOf(misspelt)).toEqual(["etcdS3Credentials.secretKy"]);
+    expect(messageAt(misspelt, "etcdS3Credentials.secretKy")).toContain('"secretKey"');
+  });
+
+  it("refuses etcd snapshot credentials that nothing uses", () => {
+    const hetzner = baseline();
+    const credentials = { "capi-fleet:etcdS3Credentials": JSON.stringify(s3Keys) };
+    expect(pathsOf(withSecrets(hetzner, credentials))).toEqual(["etcdS3Credentials"]);
+    const existing = baseline();
+    existingMode(existing);
+    expect(pathsOf(withSecrets(existing, credentials))).toEqual(["etcdS3Credentials"]);
+  });
+
+  it("needs a backup location when the management location has no Object Storage, from the catalog", () => {
+    const raw = baseline();
+    raw.management.location = withoutObjectStorage;
+    raw.tenants = [];
+    raw.tenantHcloudTokens = {};
+    raw.management.backups = { bucket: "fleet-etcd" };
+    const credentials = { "capi-fleet:etcdS3Credentials": JSON.stringify(s3Keys) };
+    const message = messageAt(withSecrets(raw, credentials), "management.backups.location");
+    for (const location of objectStorage) expect(message).toContain(location);
+    raw.management.backups = { bucket: "fleet-etcd", location: objectStorage[0] };
+    expect(pathsOf(withSecrets(raw, credentials))).toEqual([]);
+    const inside = baseline();
+    inside.management.location = objectStorage[0];
+    inside.management.backups = { bucket: "fleet-etcd" };
+    expect(pathsOf(withSecrets(inside, credentials))).toEqual([]);
+  });
+
+  it("allows the init server up to the number of servers", () => {
+    const raw = baseline();
+    raw.management.initServer = 3;
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    raw.management.servers = 1;
+    raw.management.initServer = 2;
+    const input = toInput(raw);
+    expect(pathsOf(input)).toEqual(["management.initServer"]);
+    expect(messageAt(input, "management.initServer")).toContain("allowed: 1 to 1");
+  });
+
+  it("refuses a management network over the k3s service network, and accepts a /28 subnet", () => {
+    const raw = baseline();
+    raw.management.network = { cidr: "10.43.0.0/16", subnetCidr: "10.43.1.0/24" };
+    expect(messageAt(toInput(raw), "management.network.cidr")).toContain(k3sClusterNetworks.services);
+    raw.management.network = { cidr: "10.0.0.0/16", subnetCidr: "10.0.1.0/28" };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+
+  it("fits a placement group pool of one less than Hetzner's limit", () => {
+    const raw = baseline();
+    Object.assign(pool0(raw), { placementGroup: true, replicas: placementGroupServerLimit - 1 });
+    expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+
+  it("accepts the pods range the message suggests, and refuses one bit less", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { podsCidr: "192.168.0.0/23" };
+    const suggested = Number(/allowed: \/(\d+) or larger/.exec(messageAt(toInput(raw), "tenants[0].network.podsCidr"))![1]);
+    raw.tenants[0]!.network = { podsCidr: `192.168.0.0/${suggested}` };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    raw.tenants[0]!.network = { podsCidr: `192.168.0.0/${suggested + 1}` };
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].network.podsCidr"]);
+  });
+
+  it("accepts the nodes subnet the message suggests, and refuses one bit less", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: "10.10.0.0/30" };
+    const suggested = Number(/allowed: \/(\d+) or larger/.exec(messageAt(toInput(raw), "tenants[0].network.nodesSubnetCidr"))![1]);
+    raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: `10.10.0.0/${suggested}` };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: `10.10.0.0/${suggested + 1}` };
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].network.nodesSubnetCidr"]);
+  });
+
+  it("counts a rollout surge only for pools with servers", () => {
+    // One control-plane server and its surge, an empty pool: two servers, two /24s in a /23.
+    const raw = baseline();
+    (raw.tenants[0]!.controlPlane as Record<string, unknown>).replicas = 1;
+    pool0(raw).replicas = 0;
+    raw.tenants[0]!.network = { podsCidr: "192.168.0.0/23" };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    pool0(raw).replicas = 1;
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].network.podsCidr"]);
+  });
+
+  it("fills a nodes subnet exactly: usable addresses (size minus 3) equal to servers plus the load balancer", () => {
+    // /29: 8 - 3 = 5 usable; 1 control plane + surge, 1 worker + surge, and the load balancer.
+    const raw = baseline();
+    (raw.tenants[0]!.controlPlane as Record<string, unknown>).replicas = 1;
+    pool0(raw).replicas = 1;
+    raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: "10.10.0.0/29" };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    pool0(raw).replicas = 2;
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].network.nodesSubnetCidr"]);
+  });
+
+  it("takes pods ranges up to 16 bits larger than the node mask (kubeadm's limit)", () => {
+    const raw = baseline();
+    raw.tenants[0]!.network = { nodesCidr: "192.168.0.0/16", servicesCidr: "172.16.0.0/16", podsCidr: "10.0.0.0/8" };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+    raw.tenants[0]!.network = { nodesCidr: "192.168.0.0/16", servicesCidr: "172.16.0.0/16", podsCidr: "10.0.0.0/7" };
+    expect(pathsOf(toInput(raw))).toEqual(["tenants[0].network.podsCidr"]);
+  });
+
+  it("warns about a pool's own image and the management image, and never about existing mode's absent servers", () => {
+    const raw = baseline();
+    raw.management.image = "my-management-snapshot";
+    pool0(raw, 1).image = "my-pool-snapshot";
+    expect(parseFleetConfig(toInput(raw)).warnings.map((warning) => warning.path)).toEqual(["management.image", "tenants[1].workers[0].image"]);
+    pool0(raw, 1).image = catalog.hcloud.systemImages[0];
+    raw.management.image = catalog.hcloud.systemImages[0];
+    expect(parseFleetConfig(toInput(raw)).warnings).toEqual([]);
+    const existing = baseline();
+    existingMode(existing);
+    expect(parseFleetConfig(toInput(existing)).warnings).toEqual([]);
+  });
+});
+
+describe("formatPath", () => {
+  it("writes paths as pulumi config set --path takes them", () => {
+    expect(formatPath(["tenants", 0, "annotations", "example.com/key"])).toBe('tenants[0].annotations["example.com/key"]');
+    expect(formatPath(["management", "network", "cidr"])).toBe("management.network.cidr");
+    expect(formatPath(["a-b", "_c", "$d"])).toBe("a-b._c.$d");
+    expect(formatPath(["0x", "x y"])).toBe('["0x"]["x y"]');
   });
 });
