@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { one, runStack } from "../tests/fleet-run";
+import { admits, type FirewallRule, type Packet } from "../tests/hcloud-firewall";
 import { readStackConfig } from "../tests/stack-files";
-import { cidrContains, mustParseCidr } from "./model/cidr";
 import { managementFirewallRules } from "./model/firewall-rules";
 import { parseFleetConfig } from "./model/validate-fleet-config";
 
 // The management servers' hcloud Firewall as the prod program registers it, evaluated as Hetzner
-// evaluates inbound rules (docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
+// evaluates inbound rules (tests/hcloud-firewall.ts; docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
 // the rules list what may reach the server, with an implicit deny at the end; a tcp/udp rule
 // carries a port or an "a-b" range, an icmp rule none), against what reaches the servers:
 // - from the admin networks: SSH and the Kubernetes API, nothing else;
@@ -15,29 +15,7 @@ import { parseFleetConfig } from "./model/validate-fleet-config";
 //   installation/requirements, "Inbound Rules for K3s Nodes": 6443/tcp supervisor and API,
 //   2379-2380/tcp embedded etcd, 8472/udp flannel VXLAN, 10250/tcp kubelet), and ICMP.
 
-type Rule = { direction: string; protocol: string; port?: string; sourceIps: string[] };
-type Packet = { protocol: "tcp" | "udp" | "icmp"; port?: number; source: string };
-
-/** A port spec as Hetzner reads it; undefined when the rule is invalid for the protocol. */
-function portRange(rule: Rule): [number, number] | "none" | undefined {
-  if (rule.protocol === "icmp") return rule.port === undefined ? "none" : undefined;
-  const match = /^(\d{1,5})(?:-(\d{1,5}))?$/.exec(rule.port ?? "");
-  if (!match) return undefined;
-  const [from, to] = [Number(match[1]), Number(match[2] ?? match[1])];
-  return from >= 1 && from <= to && to <= 65535 ? [from, to] : undefined;
-}
-
-/** Whether a packet gets through; throws on a rule Hetzner's API would refuse. */
-function admits(rules: readonly Rule[], packet: Packet): boolean {
-  const source = mustParseCidr(packet.source.includes(":") ? `${packet.source}/128` : `${packet.source}/32`);
-  return rules.some((rule) => {
-    const range = portRange(rule);
-    if (range === undefined) throw new Error(`hcloud refuses rule ${JSON.stringify(rule)}`);
-    if (rule.direction !== "in" || rule.protocol !== packet.protocol) return false;
-    if (range !== "none" && (packet.port === undefined || packet.port < range[0] || packet.port > range[1])) return false;
-    return rule.sourceIps.some((cidr) => cidrContains(mustParseCidr(cidr), source));
-  });
-}
+type Rule = FirewallRule;
 
 const management = JSON.parse(readStackConfig("prod").values["capi-fleet:management"]!) as { adminCidrs: string[]; network: { cidr: string } };
 /** A host inside each admin network, one outside all of them, and a server's private neighbour. */
