@@ -10,6 +10,7 @@ import {
   hcloudTokenProblem,
   objectStorageKeyProblem,
   parseFleetConfig,
+  pemCertificateProblem,
   projectName,
   type HetznerManagement,
   type StackConfigInput,
@@ -369,6 +370,11 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
     const double = problemsOf(toInput(two));
     expect(double.error!.message).toMatch(new RegExp(`, ${double.problems.length} problems:\n`));
     expect(double.problems.length).toBeGreaterThan(1);
+    // One line naming the stack file, one per problem, one saying how to fix it.
+    const lines = double.error!.message.split("\n");
+    expect(lines).toHaveLength(double.problems.length + 2);
+    expect(lines[0]).toContain("stacks/Pulumi.test.yaml");
+    expect(lines.at(-1)).toContain("pulumi config set");
     expect(double.error!.name).toBe(FleetConfigError.name);
     expect(double.error!.stackName).toBe("test");
   });
@@ -613,6 +619,64 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
     const existing = baseline();
     existingMode(existing);
     expect(parseFleetConfig(toInput(existing)).warnings).toEqual([]);
+  });
+});
+
+describe("parseFleetConfig: registry credentials", () => {
+  const pem = "-----BEGIN CERTIFICATE-----\nMIIBszCCAVmgAwIBAgIUQ2==\n-----END CERTIFICATE-----";
+  const credentialsKey = "capi-fleet:tenantRegistryCredentials";
+  /** alpha pulls from one registry with the credentials "harbor". */
+  function withRegistry(): RawFleet {
+    const raw = baseline();
+    raw.tenants[0]!.imageRegistries = [{ url: "https://harbor.example.com", credentials: "harbor" }];
+    return raw;
+  }
+  const input = (raw: RawFleet, credentials: unknown) => withSecrets(raw, { [credentialsKey]: JSON.stringify(credentials) });
+
+  it("reads username, password and the optional CA as secrets of the tenant", () => {
+    const harbor = { username: "robot", password: "secret-password" };
+    const withCa = parseFleetConfig(input(withRegistry(), { alpha: { harbor: { ...harbor, caCrt: pem } } }));
+    const read = withCa.tenants[0]!.registryCredentials.get("harbor")!;
+    expect([read.username.reveal(), read.password.reveal(), read.caCrt?.reveal()]).toEqual([harbor.username, harbor.password, pem]);
+    const withoutCa = parseFleetConfig(input(withRegistry(), { alpha: { harbor } }));
+    expect(Object.keys(withoutCa.tenants[0]!.registryCredentials.get("harbor")!).sort()).toEqual(["password", "username"]);
+    expect(withoutCa.tenants[1]!.registryCredentials.size).toBe(0);
+  });
+
+  it("refuses credentials that are not mappings, at the level that is not", () => {
+    expect(pathsOf(input(withRegistry(), ["robot"]))).toEqual(["tenantRegistryCredentials", "tenantRegistryCredentials.alpha.harbor"]);
+    expect(pathsOf(input(withRegistry(), { alpha: "robot" }))).toEqual(["tenantRegistryCredentials.alpha", "tenantRegistryCredentials.alpha.harbor"]);
+  });
+
+  it("names the credentials a tenant uses when others are given, and says when it uses none", () => {
+    const harbor = { username: "robot", password: "secret-password" };
+    const extra = input(withRegistry(), { alpha: { harbor, quay: harbor }, beta: { quay: harbor } });
+    expect(pathsOf(extra)).toEqual(["tenantRegistryCredentials.alpha.quay", "tenantRegistryCredentials.beta.quay"]);
+    expect(messageAt(extra, "tenantRegistryCredentials.alpha.quay")).toContain("harbor");
+    expect(messageAt(extra, "tenantRegistryCredentials.beta.quay")).not.toContain("(used:");
+  });
+
+  it("says there are no tenants, and suggests nothing far from a tenant name", () => {
+    const none = baseline();
+    none.tenants = [];
+    none.tenantHcloudTokens = {};
+    expect(messageAt(input(none, { alpha: {} }), "tenantRegistryCredentials.alpha")).toContain("(none)");
+    const far = messageAt(input(baseline(), { zzzzzzzz: {} }), "tenantRegistryCredentials.zzzzzzzz");
+    expect(far).toContain("alpha, beta");
+    expect(far).not.toContain("did you mean");
+  });
+
+  it("lists the allowed credentials fields for an unknown one without a close match", () => {
+    const found = input(withRegistry(), { alpha: { harbor: { username: "robot", password: "secret-password", zzzzzzzz: "x" } } });
+    expect(pathsOf(found)).toEqual(["tenantRegistryCredentials.alpha.harbor.zzzzzzzz"]);
+    expect(messageAt(found, "tenantRegistryCredentials.alpha.harbor.zzzzzzzz")).not.toContain("did you mean");
+  });
+
+  it("checks the CA as a PEM certificate, surrounding whitespace allowed", () => {
+    expect(pemCertificateProblem(`\n${pem}\n\n`)).toBeUndefined();
+    for (const text of [pem.replace("-----END CERTIFICATE-----", ""), pem.replace("BEGIN", "BEGIN X"), "-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----", `x${pem}`]) {
+      expect(pemCertificateProblem(text), text).toBeDefined();
+    }
   });
 });
 
