@@ -17,7 +17,7 @@ const privateIpv4Ranges = ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16"];
  * so config validation can report every problem at once.
  */
 export function parseCidr(text: string): Cidr | string {
-  if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(text) || !ipaddr.isValidCIDR(text)) {
+  if (!/^[0-9a-fA-F:.]+\/\d{1,3}$/.test(text) || !ipaddr.isValidCIDR(text) || !dottedPartIsFourPartDecimal(text)) {
     return `"${text}" is not a CIDR; use the form 10.0.0.0/16 (or 2001:db8::/32)`;
   }
   const [address, prefixLength] = ipaddr.parseCIDR(text);
@@ -87,6 +87,17 @@ export function hostAddress(cidr: Cidr, offset: number): string {
 /** The first prefix of the given length inside `cidr` ("10.0.0.0/16", 24 → "10.0.0.0/24"); `cidr` itself when it is smaller. */
 export function firstSubnet(cidr: Cidr, prefixLength: number): string {
   return `${bigIntToAddress(cidr.first, cidr.family)}/${Math.max(prefixLength, cidr.prefixLength)}`;
+}
+
+/**
+ * ipaddr.js also reads "10/8", "10.0.0/8" and octal "010.0.0.0/8" (as 8.0.0.0); Go's
+ * net.ParseCIDR, with which Kubernetes, CAPI and CAPH read cidrBlocks, takes an IPv4 address
+ * (alone or at the end of an IPv6 one) only as four decimal octets without leading zeros.
+ */
+function dottedPartIsFourPartDecimal(text: string): boolean {
+  const address = text.slice(0, text.indexOf("/"));
+  if (address.includes(":") && !address.includes(".")) return true;
+  return ipaddr.IPv4.isValidFourPartDecimal(address.slice(address.lastIndexOf(":") + 1));
 }
 
 function bytesToBigInt(bytes: number[]): bigint {

@@ -1,0 +1,3 @@
+module capi-fleet.test/net-parse-cidr
+
+go 1.22
