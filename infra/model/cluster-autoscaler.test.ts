@@ -1,6 +1,18 @@
 import { describe, expect, it } from "vitest";
 import { catalog } from "./catalog";
-import { clusterAutoscalerDeployment, clusterAutoscalerImageTag, clusterAutoscalerRbac, clusterAutoscalerValues, scaleFromZeroProblem, type ClusterAutoscalerTarget } from "./cluster-autoscaler";
+import {
+  autoscalerAnnotations,
+  clusterAutoscalerDeployment,
+  clusterAutoscalerImageTag,
+  clusterAutoscalerRbac,
+  clusterAutoscalerValues,
+  isAutoscaled,
+  pinnedAutoscaledPoolProblem,
+  poolAutoscalerAnnotations,
+  poolMaxReplicas,
+  scaleFromZeroProblem,
+  type ClusterAutoscalerTarget,
+} from "./cluster-autoscaler";
 import { parseKubernetesVersion } from "./kubernetes-version";
 import { workloadKubeconfigSecret } from "./tenant-cluster";
 
@@ -114,5 +126,64 @@ describe("the cluster autoscaler of a tenant", () => {
     expect(scaleFromZeroProblem(pool("cax31", 1))).toBeUndefined();
     expect(scaleFromZeroProblem(pool("cpx31", 0))).toBeUndefined();
     expect(scaleFromZeroProblem({ name: "md-0", machineType: "cax31", replicas: 0 })).toBeUndefined();
+    // The problem names the range that works: from one node up to the pool's maxSize.
+    expect(scaleFromZeroProblem(pool("cax11", 0))).toMatch(/allowed: 1 to 3$/);
+  });
+});
+
+describe("an autoscaled pool's size", () => {
+  const autoscaled = { name: "md-0", autoscaling: { minSize: 2, maxSize: 6 } };
+  const fixed = { name: "md-1", replicas: 3 };
+
+  it("is at most the autoscaler's maxSize, or the pool's replicas, or nothing", () => {
+    expect([autoscaled, fixed, { name: "md-2" }].map(poolMaxReplicas)).toEqual([6, 3, 0]);
+    expect([autoscaled, fixed].map(isAutoscaled)).toEqual([true, false]);
+  });
+
+  it("reaches CAPI as the bounds' annotations, decimal strings as CAPI parses them (strconv.Atoi), and only for an autoscaled pool", () => {
+    // sigs.k8s.io/cluster-api@v1.12.10: internal/webhooks/machinedeployment.go, calculateMachineDeploymentReplicas.
+    const annotations = poolAutoscalerAnnotations(autoscaled)!;
+    expect(Object.keys(annotations).sort()).toEqual([autoscalerAnnotations.maxSize, autoscalerAnnotations.minSize].sort());
+    expect(Object.values(annotations).every((value) => /^\d+$/.test(value))).toBe(true);
+    expect([Number(annotations[autoscalerAnnotations.minSize]), Number(annotations[autoscalerAnnotations.maxSize])]).toEqual([2, 6]);
+    expect(poolAutoscalerAnnotations(fixed)).toBeUndefined();
+  });
+});
+
+describe("pinnedAutoscaledPoolProblem", () => {
+  const bounds = { [autoscalerAnnotations.minSize]: "2", [autoscalerAnnotations.maxSize]: "6" };
+
+  it("flags replicas next to either bound, and nothing without bounds or without replicas (null is unset in JSON)", () => {
+    const combinations = [
+      [{}, undefined],
+      [{}, 3],
+      [bounds, undefined],
+      [bounds, null],
+      [bounds, 0],
+      [{ [autoscalerAnnotations.minSize]: "2" }, 3],
+      [{ [autoscalerAnnotations.maxSize]: "6" }, 3],
+      [{ "other.io/annotation": "x" }, 3],
+    ] as const;
+    expect(combinations.map(([annotations, replicas]) => pinnedAutoscaledPoolProblem({ name: "md-0", replicas, metadata: { annotations } }) !== undefined)).toEqual([
+      false,
+      false,
+      false,
+      false,
+      true,
+      true,
+      true,
+      false,
+    ]);
+    expect(pinnedAutoscaledPoolProblem({ name: "md-0", replicas: 3 })).toBeUndefined();
+  });
+
+  it("names the MachineDeployment, the annotations it has and its replicas", () => {
+    const both = pinnedAutoscaledPoolProblem({ name: "md-0", replicas: 3, metadata: { annotations: bounds } })!;
+    expect(both).toContain(`"md-0" has the autoscaler's ${autoscalerAnnotations.minSize} and ${autoscalerAnnotations.maxSize} annotations and replicas: 3`);
+    const one = pinnedAutoscaledPoolProblem({ replicas: 0, metadata: { annotations: { [autoscalerAnnotations.maxSize]: "6" } } })!;
+    expect(one).toContain(`has the autoscaler's ${autoscalerAnnotations.maxSize} annotation and replicas: 0`);
+    expect(one).not.toContain(autoscalerAnnotations.minSize);
+    // A topology without a name is still reported.
+    expect(one).toMatch(/^MachineDeployment "\?"/);
   });
 });
