@@ -1,6 +1,21 @@
 import { describe, expect, it } from "vitest";
-import { engineViewOf } from "../testing/harness";
-import { clusterView, dependsOnTransitively, isExempt, parseGoBool, selectorMatches, type LabelSelector } from "./fleet-resources";
+import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { baselineFleet } from "../testing/baseline";
+import { at, cloneFixtures, engineViewOf, fixture, type FixtureResource } from "../testing/harness";
+import {
+  classOf,
+  clusterClassView,
+  clustersIn,
+  clusterView,
+  dependsOnTransitively,
+  installedVersions,
+  isExempt,
+  parseGoBool,
+  resourceTypes,
+  selectorMatches,
+  tenantOf,
+  type LabelSelector,
+} from "./fleet-resources";
 
 describe("parseGoBool (strconv.ParseBool)", () => {
   it.each([
@@ -106,5 +121,82 @@ describe("dependsOnTransitively", () => {
     ["gate", "gate", false],
   ])("%s depends on %s: %s", (from, to, expected) => {
     expect(dependsOnTransitively(named(from), named(to))).toBe(expected);
+  });
+});
+
+describe("clusterView", () => {
+  it("reads CAREN's CNI from the clusterConfig variable of the program's Cluster, not from another variable before it", () => {
+    const fleet = cloneFixtures(baselineFleet());
+    const props = fixture(fleet, "cluster-payments").props;
+    const topology = at(props, "spec", "topology");
+    const original = clusterView(props).cniProvider;
+    expect(original).toBeDefined();
+    topology.variables = [{ name: "lookalike", value: { addons: { cni: { provider: `not-${original}` } } } }, ...(topology.variables as unknown[])];
+    expect(clusterView(props).cniProvider).toBe(original);
+  });
+
+  it("names a labelled Cluster after its tenant label, not after its own name", () => {
+    const view = clusterView({ metadata: { name: "payments-eu", namespace: "tenant-payments", labels: { [tenantLabels.tenant]: "payments" } } });
+    expect(view.description.startsWith('tenant "payments" ')).toBe(true);
+    expect(view.description).toContain("tenant-payments/payments-eu");
+  });
+
+  it("keeps only string labels and annotations (a non-string tenant label is no tenant label)", () => {
+    const view = clusterView({ metadata: { name: "edge", labels: { [tenantLabels.tenant]: 7, tier: "front" }, annotations: { note: { nested: true }, owner: "ops" } } });
+    expect(view.labels).toEqual({ tier: "front" });
+    expect(view.annotations).toEqual({ owner: "ops" });
+    expect(tenantOf(view)).toBe("edge");
+  });
+
+  it("reads an empty object as Kubernetes would default it (namespace default, classRef in the Cluster's namespace)", () => {
+    expect(clusterView({})).toEqual({
+      name: "",
+      namespace: "default",
+      labels: {},
+      annotations: {},
+      version: "",
+      classRef: { name: "", namespace: "default" },
+      cniProvider: undefined,
+      description: 'tenant "" (Cluster default/)',
+    });
+  });
+});
+
+describe("clusterClassView", () => {
+  it("keeps the string versions only, and defaults an empty object like Kubernetes", () => {
+    expect(clusterClassView({ spec: { kubernetesVersions: ["v1.33.10", 134, null, "v1.34.6"] } }).kubernetesVersions).toEqual(["v1.33.10", "v1.34.6"]);
+    expect(clusterClassView({})).toEqual({ name: "", namespace: "default", kubernetesVersions: [], upgradePlanExtension: undefined });
+  });
+});
+
+/** The baseline with `extra` put first, so a lookup that ignores a field would find it before the baseline's own. */
+function withFirst(...extra: FixtureResource[]): FixtureResource[] {
+  return [...extra, ...cloneFixtures(baselineFleet())];
+}
+
+describe("classOf", () => {
+  it("finds the class in the namespace the Cluster's classRef names, not a same-named one elsewhere", () => {
+    const fleet = withFirst({ type: resourceTypes.clusterClass, name: "decoy-class", props: {} });
+    const real = fixture(fleet, "cluster-class").props;
+    const decoy = fixture(fleet, "decoy-class");
+    decoy.props = { metadata: { ...(real.metadata as object), namespace: "team-a" }, spec: { kubernetesVersions: ["v1.30.0"] } };
+    const resources = engineViewOf(fleet).forResourceRules;
+    const payments = clustersIn(resources).find(({ resource }) => resource.name === "cluster-payments")!.cluster;
+    expect(classOf(resources, payments)).toEqual(clusterClassView(real));
+  });
+});
+
+describe("installedVersions", () => {
+  it("reads the hetzner InfrastructureProvider and CAREN's chart, not another provider or release listed before them", () => {
+    const fleet = withFirst(
+      { type: resourceTypes.infrastructureProvider, name: "other-infra", props: { metadata: { name: "docker" }, spec: { version: "v9.9.9" } } },
+      { type: resourceTypes.coreProvider, name: "other-core", props: { metadata: { name: "not-cluster-api" }, spec: { version: "v9.9.9" } } },
+      { type: resourceTypes.helmRelease, name: "other-release", props: { chart: "cilium", version: "9.9.9" } },
+    );
+    expect(installedVersions(engineViewOf(fleet).forResourceRules)).toEqual({
+      clusterApi: at(fixture(fleet, "core-provider").props, "spec").version,
+      caph: at(fixture(fleet, "hetzner-provider").props, "spec").version,
+      caren: fixture(fleet, "caren-release").props.version,
+    });
   });
 });

@@ -79,6 +79,31 @@ describe("management-admin-ports-closed", () => {
     expect(await evaluate([rule], fleet)).toEqual([]);
   });
 
+  it("accepts a TCP rule opened to everyone on ports other than 22 and 6443 (a public web port)", async () => {
+    const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => (target.port = "443"));
+    expect(await evaluate([rule], fleet)).toEqual([]);
+    const range = opened("SSH from admin networks", "::/0", (target) => (target.port = "23-6442"));
+    expect(await evaluate([rule], range)).toEqual([]);
+  });
+
+  it("accepts a firewall without rules, and a rule without sources (it admits no one)", async () => {
+    const noRules = cloneFixtures(baseline);
+    delete fixture(noRules, "firewall").props.rules;
+    expect(await evaluate([rule], noRules)).toEqual([]);
+    const noSources = cloneFixtures(baseline);
+    for (const target of fixture(noSources, "firewall").props.rules as Partial<Rule>[]) delete target.sourceIps;
+    expect(await evaluate([rule], noSources)).toEqual([]);
+  });
+
+  it("still reports a firewall without a name, naming it empty rather than undefined", async () => {
+    const fleet = opened("SSH from admin networks", "0.0.0.0/0");
+    delete fixture(fleet, "firewall").props.name;
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => [violation.urn, violation.message.startsWith('Firewall "" opens port 22 to 0.0.0.0/0')])).toEqual([
+      [`urn:pulumi:test::capi-fleet::${resourceTypes.hcloudFirewall}::firewall`, true],
+    ]);
+  });
+
   it("reports a tcp rule without a port (all ports) opened to everyone", async () => {
     const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => delete target.port);
     const violations = await evaluate([rule], fleet);
@@ -96,6 +121,13 @@ describe("everyoneIn", () => {
     [["203.0.113.0/24", "2001:db8::/32"], []],
     [["0.0.0.0/1"], []],
     [["office"], []],
+    // A whole-space source is named by itself, not again as part of a sum.
+    [["0.0.0.0/0", "0.0.0.0/1", "128.0.0.0/1"], ["0.0.0.0/0"]],
+    // The sum names the IPv4 ranges only, not the IPv6 or unparsable entries beside them.
+    [["0.0.0.0/1", "office", "2001:db8::/32", "128.0.0.0/1"], ["0.0.0.0/1 + 128.0.0.0/1 (together all of IPv4)"]],
+    // IPv4-mapped IPv6: /96 is all of IPv4, anything longer is a part of it.
+    [["::ffff:0.0.0.0/97"], []],
+    [["::ffff:192.0.2.0/120"], []],
   ])("%j → %j", (sources, open) => {
     expect(everyoneIn(sources)).toEqual(open);
   });
