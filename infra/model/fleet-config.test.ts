@@ -1,8 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { catalog } from "./catalog";
+import { intersectRanges, managementKubernetesConstraints } from "./compatibility";
 import { cronDescriptors } from "./cron";
 import { allowedKeysFromMessage, fleetConfigSchema, hetznerLocations, sshPublicKeyProblem } from "./fleet-config";
+import { describeRange } from "./kubernetes-version";
 import { formatPath } from "./validate-fleet-config";
 
 // The field-level checks of the stack config schema, on the schema itself: each case changes one
@@ -266,6 +268,22 @@ describe("fleetConfigSchema field checks", () => {
       const found = retention(value);
       expect([...found.keys()]).toEqual(["management.backups.retention"]);
       expect(found.get("management.backups.retention")).toContain("1 to 1000");
+    }
+  });
+
+  it.each(["hetzner", "existing"] as const)("takes the %s management cluster's minors at both ends of the platform's range, and names the range", (mode) => {
+    const range = intersectRanges(managementKubernetesConstraints(mode))!;
+    const [major, minMinor] = range.min.split(".").map(Number) as [number, number];
+    const maxMinor = Number(range.max.split(".")[1]);
+    const field = mode === "hetzner" ? "k3sVersion" : "kubernetesVersion";
+    const version = (minor: number) => (mode === "hetzner" ? `v${major}.${minor}.1+k3s1` : `v${major}.${minor}.1`);
+    const at = (minor: number) =>
+      problems(({ fleet }) => (fleet.management = mode === "hetzner" ? { ...fleet.management, k3sVersion: version(minor) } : { mode, kubernetesVersion: version(minor) }));
+    expect(at(minMinor).size + at(maxMinor).size).toBe(0);
+    for (const minor of [minMinor - 1, maxMinor + 1]) {
+      const found = at(minor);
+      expect([...found.keys()]).toEqual([`management.${field}`]);
+      expect(found.get(`management.${field}`)).toContain(describeRange(range));
     }
   });
 

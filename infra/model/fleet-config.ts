@@ -162,6 +162,10 @@ const tenantKubernetesVersion = z.string().check((ctx) => {
 function managementVersion(parse: typeof parseKubernetesVersion, example: string, mode: "hetzner" | "existing") {
   const constraints = managementKubernetesConstraints(mode);
   const range = intersectRanges(constraints);
+  if (!range) {
+    // A catalog mistake, not a config one: no management version could ever be valid.
+    throw new Error(`catalog.ts: the management platform's Kubernetes ranges do not overlap (${describeConstraints(constraints)})`);
+  }
   return z.string().check((ctx) => {
     const parsed = parse(ctx.value);
     if (!parsed) {
@@ -170,13 +174,13 @@ function managementVersion(parse: typeof parseKubernetesVersion, example: string
         input: ctx.value,
         message: `${formatValue(ctx.value)} is not a version of the form ${example}`,
       });
-    } else if (!range || !isMinorInRange(parsed, range)) {
+    } else if (!isMinorInRange(parsed, range)) {
       ctx.issues.push({
         code: "custom",
         input: ctx.value,
         message:
           `${formatValue(ctx.value)} is outside what the management platform supports (${describeConstraints(constraints)}); ` +
-          `allowed minors: ${range ? describeRange(range) : "none (the catalog's ranges do not overlap)"}`,
+          `allowed minors: ${describeRange(range)}`,
       });
     }
   });
