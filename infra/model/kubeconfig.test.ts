@@ -111,3 +111,29 @@ describe.skipIf(!kubectl)("kubeconfigServer, against kubectl's reading of the sa
     expect(new Set(outcomes)).toEqual(new Set(["problem", "inline", "other"]));
   });
 });
+
+describe("kubeconfigServer's problems", () => {
+  it("say what is wrong, differently per cause, and quote nothing of the content (it holds credentials)", () => {
+    const secret = "s3cr3t-t0ken-value";
+    const broken: Record<string, string> = {
+      "not YAML": `users: [{name: u, user: {token: ${secret}}`,
+      "no clusters list": `users: [{name: u, user: {token: ${secret}}}]`,
+      "no current context": kubeconfig((d) => {
+        d.users = [{ name: "u", user: { token: secret } }];
+        d["current-context"] = "missing";
+      }),
+      "an http:// server": kubeconfig((d) => {
+        d.users = [{ name: "u", user: { token: secret } }];
+        d.clusters = [{ name: "k", cluster: { server: `http://${secret}.example:8080` } }];
+      }),
+      "a missing user": kubeconfig((d) => (d.users = [{ name: "other", user: { token: secret } }])),
+    };
+    const problems = Object.entries(broken).map(([name, text]) => {
+      const result = kubeconfigServer(text);
+      if (!("problem" in result)) throw new Error(`${name}: accepted`);
+      return result.problem;
+    });
+    expect(problems.filter((problem) => problem.trim().length < 10 || problem.includes(secret))).toEqual([]);
+    expect(new Set(problems).size).toBe(problems.length);
+  });
+});
