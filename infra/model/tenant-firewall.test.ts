@@ -3,6 +3,7 @@ import { everyoneIn, portCovers } from "../../policies/rules/management-admin-po
 import { carenExtensionNames } from "./caren-extensions";
 import { managementFirewallRules, type FirewallRuleSpec } from "./firewall-rules";
 import { hetznerClusterClassManifests, hetznerClusterNameOf } from "./hetzner-cluster-class";
+import { admits } from "../../tests/hcloud-firewall";
 import { readStackConfig } from "../../tests/stack-files";
 import { caphServerOwnershipLabel, maxTenantNameLength, tenantFirewallRules, tenantNameLabelProblem, tenantServerLabelSelector, tenantSshKeyWarning } from "./tenant-firewall";
 import { FleetConfigError, parseFleetConfig } from "./validate-fleet-config";
@@ -96,6 +97,34 @@ describe("the tenant firewall's rules", () => {
     }
   });
 
+  it("let a node reach every port a kubeadm node and Cilium listen on from the other nodes, and ping, but no stranger", () => {
+    // kubernetes.io/docs/reference/networking/ports-and-protocols (API 6443, etcd 2379-2380, kubelet 10250,
+    // scheduler 10259, controller-manager 10257); docs.cilium.io v1.19 operations/system_requirements,
+    // "Firewall Rules" (VXLAN 8472/udp, Geneve 6081/udp, health 4240/tcp, Hubble 4244/tcp).
+    const ports = [
+      ...[6443, 2379, 2380, 10250, 10257, 10259, 4240, 4244].map((port) => ({ protocol: "tcp" as const, port })),
+      ...[8472, 6081].map((port) => ({ protocol: "udp" as const, port })),
+    ];
+    for (const sshKeyName of [undefined, "ops"]) {
+      const rules = tenantFirewallRules({ nodesCidr, adminCidrs, sshKeyName });
+      expect(ports.filter((packet) => !admits(rules, { ...packet, source: "10.10.3.7" }))).toEqual([]);
+      expect(admits(rules, { protocol: "icmp", source: "10.10.3.7" })).toBe(true);
+      for (const source of ["10.11.0.1", "198.51.100.9", "203.0.113.5"]) {
+        expect(ports.filter((packet) => admits(rules, { ...packet, source })), source).toEqual([]);
+        expect(admits(rules, { protocol: "icmp", source }), source).toBe(false);
+      }
+      // SSH from an admin host exactly when the servers get a key.
+      expect(admits(rules, { protocol: "tcp", port: 22, source: "203.0.113.5" })).toBe(sshKeyName !== undefined);
+      expect(admits(rules, { protocol: "tcp", port: 22, source: "2001:db8:1::9" })).toBe(sshKeyName !== undefined);
+    }
+  });
+
+  it("describe each rule differently, so the console and diffs tell them apart", () => {
+    const descriptions = tenantFirewallRules({ nodesCidr, adminCidrs, sshKeyName: "ops" }).map((rule) => rule.description);
+    expect(descriptions.every((description) => description.trim().length > 0)).toBe(true);
+    expect(new Set(descriptions).size).toBe(descriptions.length);
+  });
+
   it("the exposure check sees a public API and open admin ports (negative control)", () => {
     const open: FirewallRuleSpec[] = [{ description: "API", direction: "in", protocol: "tcp", port: "6443", sourceIps: ["0.0.0.0/0"] }];
     expect(publicExposure(open, [nodesCidr])).toEqual(["api 6443/tcp from 0.0.0.0/0"]);
@@ -107,6 +136,8 @@ describe("tenantSshKeyWarning", () => {
   it("warns, naming the key path, only for tenants without an SSH key", () => {
     expect(tenantSshKeyWarning({ name: "edge" }, 2)).toMatch(/^tenants\[2\]\.sshKeyName is not set: tenant "edge"/);
     expect(tenantSshKeyWarning({ name: "edge", sshKeyName: "ops" }, 2)).toBeUndefined();
+    // It says what follows (SSH stays closed) and the way out.
+    expect(tenantSshKeyWarning({ name: "edge" }, 2)).toMatch(/SSH closed; set sshKeyName to a key/);
   });
 });
 
