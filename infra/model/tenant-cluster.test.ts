@@ -3,6 +3,7 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../tests/stack-files";
 import { carenExtensionNames, loadBalancerGcAnnotation } from "./caren-extensions";
+import { poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { catalog } from "./catalog";
 import { fleetConfigSchema } from "./fleet-config";
 import { classVariables, hetznerClusterClassManifests } from "./hetzner-cluster-class";
@@ -130,6 +131,38 @@ describe("a tenant Cluster", () => {
     ]);
   });
 
+  it("sizes each pool by its replicas or by the autoscaler's bounds (never both), in its failure domain and with its own image when set", () => {
+    type Md = { name: string; replicas?: number; failureDomain: string; metadata?: { annotations?: Record<string, string> }; variables: { overrides: { name: string; value: unknown }[] } };
+    for (const tenant of tenants) {
+      const deployments = (topologyOf(tenant).workers.machineDeployments as unknown as Md[]).map((md) => ({
+        name: md.name,
+        replicas: md.replicas,
+        failureDomain: md.failureDomain,
+        annotations: md.metadata?.annotations,
+      }));
+      expect(deployments, tenant.name).toEqual(
+        tenant.workers.map((pool) => ({
+          name: pool.name,
+          replicas: pool.replicas,
+          failureDomain: pool.failureDomain,
+          annotations: pool.autoscaling ? poolAutoscalerAnnotations(pool) : undefined,
+        })),
+      );
+    }
+    // prod has an autoscaled pool (analytics md-0), whose topology has no replicas for the topology controller to reset.
+    const analytics = topologyOf(tenants.find((t) => t.name === "analytics")!).workers.machineDeployments[0] as unknown as Md;
+    expect("replicas" in analytics).toBe(false);
+    expect(analytics.metadata?.annotations).toBeDefined();
+    const fixedPool = topologyOf(payments).workers.machineDeployments[0] as unknown as Md;
+    expect("metadata" in fixedPool).toBe(false);
+    // A pool's own image overrides the tenant's.
+    const ownImage = { ...payments, workers: payments.workers.map((pool, i) => (i === 0 ? { ...pool, image: "debian-12" } : pool)) };
+    expect(topologyOf(ownImage).workers.machineDeployments.map((md) => md.variables.overrides.find((o) => o.name === classVariables.workerImage)!.value)).toEqual([
+      "debian-12",
+      payments.image,
+    ]);
+  });
+
   it("puts the private network in the regions' zone, with the first /24 as subnet by default", () => {
     expect(topologyOf(payments).variables.find((v) => v.name === "hcloudNetwork")!.value).toEqual({
       enabled: true,
@@ -137,6 +170,19 @@ describe("a tenant Cluster", () => {
       subnetCidrBlock: "10.10.0.0/24",
       networkZone: "eu-central",
     });
+  });
+
+  it("uses a configured nodes subnet, the tenant's SSH key, and a control-plane placement group when asked", () => {
+    const variable = (tenant: TenantClusterSettings, name: string) => topologyOf(tenant).variables.find((v) => v.name === name)!.value;
+    const subnet = { ...payments, network: { ...payments.network, nodesSubnetCidr: "10.10.8.0/22" } };
+    expect(variable(subnet, classVariables.network)).toMatchObject({ cidrBlock: "10.10.0.0/16", subnetCidrBlock: "10.10.8.0/22" });
+    expect(variable({ ...payments, sshKeyName: "ops" }, classVariables.sshKeys)).toEqual([{ name: "ops" }]);
+    expect(variable({ ...payments, sshKeyName: undefined }, classVariables.sshKeys)).toEqual([]);
+    const spread = { ...payments, controlPlane: { ...payments.controlPlane, placementGroup: true } };
+    const groups = variable(spread, classVariables.placementGroups) as { name: string }[];
+    expect(groups.map((group) => group.name)).toContain(variable(spread, classVariables.controlPlanePlacementGroup));
+    expect(variable({ ...payments, controlPlane: { ...payments.controlPlane, placementGroup: false } }, classVariables.controlPlanePlacementGroup)).toBe("");
+    expect(variable({ ...payments, controlPlane: { ...payments.controlPlane, placementGroup: false } }, classVariables.placementGroups)).toEqual([]);
   });
 
   it("carries CAREN's load-balancer GC opt-out only when the tenant opts out", () => {
