@@ -1,7 +1,9 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { chartEnvironment, loadBalancerPlacement, locationAnnotation, networkZoneAnnotation } from "../../tests/hcloud-ccm-load-balancer";
+import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../../tests/hcloud-ccm-config";
 import { readStackConfig } from "../../tests/stack-files";
+import { hcloudCcmSecretName, hcloudCcmValues } from "./hcloud-ccm-values";
 import { classVariables } from "./hetzner-cluster-class";
 import { hcloudCcmProxy, tenantTopologyVariables, type TenantClusterSettings } from "./tenant-cluster";
 import { parseFleetConfig } from "./validate-fleet-config";
@@ -41,5 +43,29 @@ describe("the tenants' hcloud CCM and LoadBalancer Services", () => {
     const withoutDefaults = new Map([...env].filter(([name]) => !name.startsWith("HCLOUD_LOAD_BALANCERS_") || name.endsWith("USE_PRIVATE_IP")));
     expect(loadBalancerPlacement(withoutDefaults)).toEqual({ error: expect.stringContaining(`neither ${locationAnnotation} nor ${networkZoneAnnotation} set`) });
     expect(loadBalancerPlacement(new Map([...env, ["HCLOUD_LOAD_BALANCERS_LOCATION", "fsn1"]]))).toEqual({ error: expect.stringContaining("only one of them can be set") });
+  });
+});
+
+// The values themselves, through what the chart renders and the controller reads
+// (tests/hcloud-ccm-config.ts, a reading of hcloud-cloud-controller-manager's chart and config code).
+describe("hcloudCcmValues, as the controller starts with them", () => {
+  /** The `kube-system/hcloud` Secret both clusters have (the fleet writes it; CAPH writes it into tenants). */
+  const hcloudSecret: Record<string, string> = { token: "t0ken", network: "4711" };
+  const started = (values: Record<string, unknown>) =>
+    resolvedEnvironment(renderedEnvironment(values), (name, key) => (name === hcloudCcmSecretName ? hcloudSecret[key] : undefined));
+
+  it.each([false, true])("reads the token and network from the hcloud Secret, no routes, load balancers in the zone (private targets: %s)", (privateTargets) => {
+    const { env, errors } = started(hcloudCcmValues({ loadBalancerNetworkZone: "us-east", privateLoadBalancerTargets: privateTargets }));
+    expect(errors).toEqual([]);
+    expect([...env.keys()].filter((name) => name !== "NODE_NAME" && !variablesTheControllerReads.has(name))).toEqual([]);
+    expect(controllerConfiguration(env)).toEqual({
+      token: hcloudSecret["token"],
+      network: hcloudSecret["network"],
+      routesEnabled: false,
+      loadBalancersEnabled: true,
+      loadBalancerPrivateIp: privateTargets,
+      loadBalancerNetworkZone: "us-east",
+      loadBalancerLocation: "",
+    });
   });
 });

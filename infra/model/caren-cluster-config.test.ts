@@ -1,0 +1,151 @@
+import Ajv from "ajv";
+import { parse } from "yaml";
+import { beforeAll, describe, expect, it } from "vitest";
+import { undeclaredSegment, type Schema } from "../../tests/cluster-class-patches";
+import { crdFiles } from "../../tests/cluster-class-topology";
+import { carenApiCrdSource, convertCrdSchema, specSchemaOf } from "../../tests/caren-variables";
+import { readStackConfig } from "../../tests/stack-files";
+import {
+  carenClusterSettings,
+  carenCniConfig,
+  ciliumValuesConfigMapName,
+  ciliumValuesData,
+  ciliumValuesKey,
+  kubeProxyModeOf,
+  registryCredentialNames,
+  registryCredentialsSecretName,
+} from "./caren-cluster-config";
+import type { TenantSettings } from "./fleet-config";
+import { parseFleetConfig } from "./validate-fleet-config";
+
+// The clusterConfig fields the program maps from the stack config, against the schema CAREN
+// publishes for them: the Docker clusterConfig, rebuilt from CAREN's CRD as CAREN's discovery
+// handler does (tests/caren-variables.ts; nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+// api/v1alpha1/crds/caren.nutanix.com_dockerclusterconfigs.yaml). A field CAREN does not declare
+// is dropped by CAPI's variable schema check, a wrong value refused. On a real API server and
+// through CAPI: tests/caren-schema.test.ts, tests/capi-in-the-loop.test.ts.
+
+let schema: Record<string, unknown> | undefined;
+let unavailable = "";
+
+beforeAll(() => {
+  const crds = crdFiles(carenApiCrdSource, ["caren.nutanix.com_dockerclusterconfigs.yaml"]);
+  if ("unavailable" in crds) unavailable = crds.unavailable;
+  else schema = convertCrdSchema(specSchemaOf(crds[0]!));
+});
+
+function stackTenants(): TenantSettings[] {
+  return ["dev", "prod"].flatMap((stack) => {
+    const { values, secretKeys } = readStackConfig(stack);
+    return parseFleetConfig({ stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: true }).tenants;
+  });
+}
+
+/** The tenant with every CAREN setting (prod's payments), and one variant per way a setting can be partly set. */
+function variants(): [string, TenantSettings][] {
+  const tenants = stackTenants();
+  const full = tenants.find((tenant) => tenant.proxy && tenant.users && tenant.imageRegistries && tenant.globalImageRegistryMirror && tenant.ntp)!;
+  const proxy = full.proxy!;
+  return [
+    ...tenants.map((tenant) => [tenant.name, tenant] as [string, TenantSettings]),
+    ["http proxy only", { ...full, proxy: { http: proxy.http } }],
+    ["https proxy only", { ...full, proxy: { https: proxy.https ?? proxy.http } }],
+    ["registries without credentials", { ...full, imageRegistries: full.imageRegistries!.map(({ url }) => ({ url })), globalImageRegistryMirror: { url: full.globalImageRegistryMirror!.url } }],
+    ["a user without sudo", { ...full, users: full.users!.map(({ sudo: _sudo, ...user }) => user) }],
+    ["kube-proxy in nftables mode", { ...full, kubeProxy: { mode: "nftables" }, cni: { ...full.cni, kubeProxyReplacement: false, values: undefined } }],
+    ["kube-proxy replaced by the legacy flag", { ...full, kubeProxy: undefined, cni: { ...full.cni, kubeProxyReplacement: true } }],
+  ];
+}
+
+/** The clusterConfig fields this module writes, as the class's variable carries them. */
+const clusterConfigOf = (tenant: TenantSettings) => ({ addons: { cni: carenCniConfig(tenant) }, ...carenClusterSettings(tenant) });
+
+function leafPointers(value: unknown, pointer: string): string[] {
+  if (Array.isArray(value) && value.length > 0) return value.flatMap((item, index) => leafPointers(item, `${pointer}/${index}`));
+  if (typeof value === "object" && value !== null && !Array.isArray(value) && Object.keys(value).length > 0) {
+    return Object.entries(value).flatMap(([key, item]) => leafPointers(item, `${pointer}/${key}`));
+  }
+  return [pointer];
+}
+
+describe("the tenant's clusterConfig against CAREN's schema", () => {
+  it("is valid, and declares every field it sets, for every stack tenant and every partial setting", (context) => {
+    if (!schema) return context.skip(`UNVERIFIED: ${unavailable}`);
+    const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(schema);
+    const problems = variants().flatMap(([name, tenant]) => {
+      const config = clusterConfigOf(tenant);
+      const invalid = validate(config) ? [] : (validate.errors ?? []).map((error) => `${name}: ${error.instancePath} ${error.message ?? ""}`);
+      const undeclared = leafPointers(config, "").flatMap((pointer) => {
+        const segment = undeclaredSegment(schema as Schema, pointer);
+        return segment === undefined ? [] : [`${name}: ${pointer}: "${segment}" is not a field of CAREN's clusterConfig`];
+      });
+      return [...invalid, ...undeclared];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("negative control: a misspelt field and a wrong value are caught", (context) => {
+    if (!schema) return context.skip(`UNVERIFIED: ${unavailable}`);
+    expect(undeclaredSegment(schema as Schema, "/proxy/additionalNoProxy/0")).toBe("additionalNoProxy");
+    expect(new Ajv({ strict: false }).compile(schema)({ kubeProxy: { mode: "ipvs" } })).toBe(false);
+  });
+});
+
+describe("what CAREN receives", () => {
+  it("carries each setting the tenant makes to CAREN's field, and nothing for a tenant that sets none", () => {
+    const tenants = stackTenants();
+    const bare = tenants.find((tenant) => !tenant.proxy && !tenant.ntp && !tenant.users && !tenant.imageRegistries && !tenant.kubeProxy && !tenant.cni.kubeProxyReplacement)!;
+    expect(carenClusterSettings(bare)).toEqual({});
+    for (const [name, tenant] of variants()) {
+      const settings = carenClusterSettings(tenant) as {
+        kubeProxy?: { mode?: string };
+        ntp?: { servers: string[] };
+        proxy?: { http?: string; https?: string; additionalNo?: string[] };
+        imageRegistries?: { url: string; credentials?: { secretRef: { name: string } } }[];
+        globalImageRegistryMirror?: { url: string; credentials?: { secretRef: { name: string } } };
+        users?: { name: string; sshAuthorizedKeys: string[]; sudo?: string }[];
+      };
+      expect(settings.kubeProxy?.mode, name).toBe(kubeProxyModeOf(tenant));
+      expect(settings.ntp?.servers, name).toEqual(tenant.ntp?.servers);
+      expect(settings.proxy, name).toEqual(
+        tenant.proxy && JSON.parse(JSON.stringify({ http: tenant.proxy.http, https: tenant.proxy.https, additionalNo: tenant.proxy.additionalNoProxy })),
+      );
+      expect(settings.users, name).toEqual(tenant.users && JSON.parse(JSON.stringify(tenant.users)));
+      // Every credentials reference names a Secret the program writes for the tenant (one per name).
+      const secrets = new Set(registryCredentialNames(tenant).map(registryCredentialsSecretName));
+      const registries = [...(settings.imageRegistries ?? []), ...(settings.globalImageRegistryMirror ? [settings.globalImageRegistryMirror] : [])];
+      expect(registries.map((registry) => registry.url), name).toEqual([...(tenant.imageRegistries ?? []), ...(tenant.globalImageRegistryMirror ? [tenant.globalImageRegistryMirror] : [])].map((registry) => registry.url));
+      expect(registries.flatMap((registry) => (registry.credentials ? [registry.credentials.secretRef.name] : [])).sort(), name).toEqual([...secrets].sort());
+    }
+  });
+
+  it("names each registry credential once, and only those a registry uses", () => {
+    const base = stackTenants().find((tenant) => tenant.imageRegistries)!;
+    const shared = { ...base, imageRegistries: [{ url: "https://a.example", credentials: "c" }, { url: "https://b.example" }, { url: "https://c.example", credentials: "c" }], globalImageRegistryMirror: { url: "https://m.example", credentials: "m" } };
+    expect(registryCredentialNames(shared)).toEqual(["c", "m"]);
+    expect(registryCredentialNames({ ...shared, imageRegistries: undefined, globalImageRegistryMirror: undefined })).toEqual([]);
+    expect(registryCredentialNames({ ...shared, imageRegistries: [{ url: "https://a.example" }] })).toEqual(["m"]);
+  });
+
+  it("disables kube-proxy when Cilium replaces it, in either spelling, and leaves kubeadm's default otherwise", () => {
+    const tenant = stackTenants()[0]!;
+    expect(kubeProxyModeOf({ ...tenant, cni: { ...tenant.cni, kubeProxyReplacement: true }, kubeProxy: undefined })).toBe("disabled");
+    expect(kubeProxyModeOf({ ...tenant, cni: { ...tenant.cni, kubeProxyReplacement: false }, kubeProxy: { mode: "nftables" } })).toBe("nftables");
+    expect(kubeProxyModeOf({ ...tenant, cni: { ...tenant.cni, kubeProxyReplacement: false }, kubeProxy: undefined })).toBeUndefined();
+  });
+
+  it("points Cilium at the values ConfigMap only when the tenant has values, and the ConfigMap holds them as YAML", () => {
+    for (const [name, tenant] of variants()) {
+      const cni = carenCniConfig(tenant) as { strategy: string; values?: { sourceRef: { kind: string; name: string } } };
+      expect(cni.strategy, name).toBe(tenant.cni.strategy);
+      const data = ciliumValuesData(tenant);
+      if (tenant.cni.values) {
+        expect(cni.values, name).toEqual({ sourceRef: { kind: "ConfigMap", name: ciliumValuesConfigMapName } });
+        expect(parse(data![ciliumValuesKey]!), name).toEqual(tenant.cni.values);
+      } else {
+        expect(cni.values, name).toBeUndefined();
+        expect(data, name).toBeUndefined();
+      }
+    }
+  });
+});
