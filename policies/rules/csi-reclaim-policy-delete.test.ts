@@ -2,6 +2,7 @@ import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import { runStack } from "../../tests/fleet-run";
 import { engineViewOfRegistrations } from "../../tests/policy-resources";
+import { tenantLabels } from "../../infra/model/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
@@ -97,6 +98,39 @@ describe("csi-reclaim-policy-delete", () => {
     const fleet = withReclaimPolicy("Retain");
     delete at(fixture(fleet, "csi-payments").props, "metadata").namespace;
     expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("HelmChartProxy default/hcloud-csi (tenant \"payments\")")]);
+  });
+
+  it("names only the Retain StorageClass among several, and a nameless one as empty", async () => {
+    const fleet = cloneFixtures(baseline);
+    at(fixture(fleet, "csi-payments").props, "spec").valuesTemplate = stringify({
+      storageClasses: [{ name: "fast", reclaimPolicy: "Delete" }, { name: "archive", reclaimPolicy: "Retain" }, { reclaimPolicy: "Retain" }],
+    });
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => [violation.urn, /StorageClass (\S+) has reclaimPolicy Retain/.exec(violation.message)?.[1]])).toEqual([
+      [proxyUrn("csi-payments"), '"archive"'],
+      [proxyUrn("csi-payments"), '""'],
+    ]);
+  });
+
+  it.each<[string, (spec: Record<string, unknown>) => void]>([
+    ["no clusterSelector", (spec) => delete spec.clusterSelector],
+    ["a tenant label that is not a string", (spec) => (at(spec, "clusterSelector", "matchLabels")[tenantLabels.tenant] = 7)],
+  ])("checks a proxy whose selector names no tenant (%s), names no tenant, and no exemption applies to it", async (_case, change) => {
+    const fleet = withReclaimPolicy("Retain");
+    change(at(fixture(fleet, "csi-payments").props, "spec"));
+    for (const exemptClusters of [[], ["tenant-payments/undefined", "undefined", "7", "tenant-payments/7"]]) {
+      const violations = await evaluate([rule], fleet, { "csi-reclaim-policy-delete": { exemptClusters } });
+      expect(violations.map((violation) => violation.urn)).toEqual([proxyUrn("csi-payments")]);
+      expect(violations[0]!.message.startsWith('HelmChartProxy tenant-payments/hcloud-csi: StorageClass "hcloud-volumes" has reclaimPolicy Retain')).toBe(true);
+    }
+  });
+
+  it("names a proxy without a name by its namespace alone, never as undefined", async () => {
+    const fleet = withReclaimPolicy("Retain");
+    delete at(fixture(fleet, "csi-payments").props, "metadata").name;
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => violation.urn)).toEqual([proxyUrn("csi-payments")]);
+    expect(violations[0]!.message.startsWith('HelmChartProxy tenant-payments/ (tenant "payments"): StorageClass')).toBe(true);
   });
 
   it("reports a valuesTemplate that is not YAML", async () => {

@@ -27,7 +27,7 @@ export const csiReclaimPolicyDelete = resourceRule<{ exemptClusters: string[] }>
     const where = `HelmChartProxy ${namespace}/${name}${tenant ? ` (tenant ${JSON.stringify(tenant)})` : ""}`;
     let values: unknown;
     try {
-      values = parse(typeof spec.valuesTemplate === "string" ? spec.valuesTemplate : "");
+      values = typeof spec.valuesTemplate === "string" ? parse(spec.valuesTemplate) : {};
     } catch (error) {
       report(`${where}: valuesTemplate is not YAML (${String(error)}), so its StorageClasses cannot be checked.`);
       return;

@@ -1,10 +1,18 @@
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { catalog } from "../../infra/model/catalog";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
-import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
+import { resourceTypes } from "../lib/fleet-resources";
+import { at, cloneFixtures, evaluate, fixture, type Violation } from "../testing/harness";
 import { tenantUpgradePath as rule } from "./tenant-upgrade-path";
 
 const baseline = baselineFleet();
+const clusterUrn = (tenant: string) => `urn:pulumi:test::capi-fleet::${resourceTypes.cluster}::cluster-${tenant}`;
+
+/** The only violation (fails the test when there are none or several). */
+function only(violations: Violation[]): Violation {
+  expect(violations).toHaveLength(1);
+  return violations[0]!;
+}
 
 /** The baseline with these tenants deployed at these versions (prod targets: payments v1.34.6, analytics v1.35.3, edge v1.33.10). */
 function deployed(versions: Record<string, string>) {
@@ -39,26 +47,35 @@ describe("tenant-upgrade-path", () => {
   it("refuses a two-minor jump when the class skips the minor in between", async () => {
     const fleet = deployed({ analytics: "v1.33.10" });
     at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.35.3"];
-    const violations = await evaluate([rule], fleet);
-    expect(violations).toHaveLength(1);
-    expect(violations[0]!.message).toContain("cannot go from the deployed v1.33.10 to v1.35.3");
+    const violation = only(await evaluate([rule], fleet));
+    expect(violation).toMatchObject({ policy: "tenant-upgrade-path", level: "mandatory", urn: clusterUrn("analytics") });
+    expect(violation.message).toContain('tenant "analytics" (Cluster tenant-analytics/analytics): cannot go from the deployed v1.33.10 to v1.35.3');
+  });
+
+  it("reports a two-minor jump on a Cluster API without chained upgrades once, for the Cluster API, even when the class also skips the minor", async () => {
+    const fleet = deployed({ analytics: "v1.33.10" });
+    at(fixture(fleet, "core-provider").props, "spec").version = "v1.11.11";
+    at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.35.3"];
+    const violation = only(await evaluate([rule], fleet));
+    expect(violation.urn).toBe(clusterUrn("analytics"));
+    expect(violation.message).toContain("crosses 2 minors, but Cluster API v1.11.11 has no chained upgrades");
   });
 
   it("refuses a two-minor jump when the class lists no versions (CAPI then upgrades one minor only)", async () => {
     const fleet = deployed({ analytics: "v1.33.10" });
     delete at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions;
-    const violations = await evaluate([rule], fleet);
-    expect(violations).toHaveLength(1);
-    expect(violations[0]!.message).toContain("cannot go from the deployed v1.33.10 to v1.35.3");
+    const violation = only(await evaluate([rule], fleet));
+    expect(violation.urn).toBe(clusterUrn("analytics"));
+    expect(violation.message).toContain("cannot go from the deployed v1.33.10 to v1.35.3");
   });
 
   it("refuses a two-minor jump on a Cluster API without chained upgrades", async () => {
     const fleet = deployed({ analytics: "v1.33.10" });
     at(fixture(fleet, "core-provider").props, "spec").version = "v1.11.11";
-    const violations = await evaluate([rule], fleet);
-    expect(violations).toHaveLength(1);
-    expect(violations[0]!.message).toContain("v1.33.10 → v1.35.3 crosses 2 minors, but Cluster API v1.11.11 has no chained upgrades (since v1.12.0)");
-    expect(violations[0]!.message).toContain("raise tenants[].kubernetesVersion one minor per update");
+    const violation = only(await evaluate([rule], fleet));
+    expect(violation).toMatchObject({ policy: "tenant-upgrade-path", level: "mandatory", urn: clusterUrn("analytics") });
+    expect(violation.message).toContain(`v1.33.10 → v1.35.3 crosses 2 minors, but Cluster API v1.11.11 has no chained upgrades (since ${catalog.clusterApi.chainedUpgradesSince})`);
+    expect(violation.message).toContain("raise tenants[].kubernetesVersion one minor per update");
   });
 
   it("passes a one-minor upgrade on a Cluster API without chained upgrades, and a two-minor one on the first release with them", async () => {
@@ -89,5 +106,22 @@ describe("tenant-upgrade-path", () => {
     expect(await evaluate([rule], fleet)).toEqual([]);
     at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.35.3"];
     expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("cannot go from the deployed v1.33.10 to v1.35.3")]);
+  });
+
+  it("lets a planner failure that is not a refused plan surface as an error, not as a violation that blames the config", async () => {
+    vi.resetModules();
+    vi.doMock("../../infra/model/upgrade-plan", async (importOriginal) => ({
+      ...(await importOriginal<typeof import("../../infra/model/upgrade-plan")>()),
+      computeUpgradePlan: () => {
+        throw new TypeError("planner bug");
+      },
+    }));
+    try {
+      const { tenantUpgradePath: withBrokenPlanner } = await import("./tenant-upgrade-path");
+      await expect(evaluate([withBrokenPlanner], deployed({ payments: "v1.33.10" }))).rejects.toThrow("planner bug");
+    } finally {
+      vi.doUnmock("../../infra/model/upgrade-plan");
+      vi.resetModules();
+    }
   });
 });

@@ -4,6 +4,9 @@ import { computeUpgradePlan, UpgradePlanError } from "../../infra/model/upgrade-
 import { stackRule } from "../lib/define";
 import { classOf, clustersIn, deployedTenantVersions, installedVersions, tenantOf } from "../lib/fleet-resources";
 
+/** True for a version semver reads (undefined is none). */
+const isVersion = (version: string | undefined): version is string => semver.valid(version) !== null;
+
 /**
  * From what runs (the stack's last `tenantVersions` output) to the target, never
  * down, and across several minors only when CAPI can chain the upgrade.
@@ -19,11 +22,10 @@ export const tenantUpgradePath = stackRule({
     const clusterApi = installedVersions(resources).clusterApi;
     for (const { resource, cluster } of clustersIn(resources)) {
       const from = deployed.get(tenantOf(cluster));
-      if (from === undefined || from === cluster.version || !semver.valid(from) || !semver.valid(cluster.version)) {
-        continue; // a new tenant, no change, or not a version (config validation refuses those)
-      }
+      // A new tenant, or not a version (config validation refuses those). An unchanged version goes on: CAPI plans nothing for it.
+      if (!isVersion(from) || !isVersion(cluster.version)) continue;
       const minorsCrossed = semver.minor(cluster.version) - semver.minor(from);
-      const capi = clusterApi === undefined ? null : semver.coerce(clusterApi);
+      const capi = semver.coerce(clusterApi); // null when no core provider declares a version
       if (minorsCrossed > 1 && capi && semver.lt(capi, catalog.clusterApi.chainedUpgradesSince)) {
         report(
           `${cluster.description}: ${from} → ${cluster.version} crosses ${minorsCrossed} minors, but Cluster API ${clusterApi} has no chained upgrades (since ${catalog.clusterApi.chainedUpgradesSince}); ` +
