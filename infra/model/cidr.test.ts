@@ -297,6 +297,13 @@ describe("familiesCoveredEntirely", () => {
     expect(familiesCoveredEntirely(parse(["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3", "224.0.0.0/4", "240.0.0.0/5", "248.0.0.0/5"]))).toEqual(["ipv4"]);
     expect(familiesCoveredEntirely(parse(["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3", "224.0.0.0/4", "240.0.0.0/5", "248.0.0.0/6", "252.0.0.0/7", "254.0.0.0/8"]))).toEqual([]);
     expect(familiesCoveredEntirely(parse(["0.0.0.0/1", "128.0.0.0/2", "192.0.0.0/3", "224.0.0.0/4", "240.0.0.0/5", "248.0.0.0/6", "252.0.0.0/7", "254.0.0.0/8", "255.255.255.255/32"]))).toEqual([]);
+    // Every address but 255.255.255.255: 0.0.0.0/1, 128.0.0.0/2, … 255.255.255.254/32.
+    const allButLast = Array.from({ length: 32 }, (_, i) => {
+      const network = (0xffffffff << (32 - i)) >>> 0;
+      return mustParseCidr(`${[24, 16, 8, 0].map((shift) => (i === 0 ? 0 : network >>> shift) & 0xff).join(".")}/${i + 1}`);
+    });
+    expect(familiesCoveredEntirely(allButLast)).toEqual([]);
+    expect(familiesCoveredEntirely([...allButLast, mustParseCidr("255.255.255.255/32")])).toEqual(["ipv4"]);
     expect(familiesCoveredEntirely(parse(["::/1", "8000::/1", "10.0.0.0/8"]))).toEqual(["ipv6"]);
     expect(familiesCoveredEntirely(parse(["0.0.0.0/2", "128.0.0.0/1"]))).toEqual([]);
     expect(familiesCoveredEntirely([])).toEqual([]);

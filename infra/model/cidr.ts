@@ -62,6 +62,7 @@ export function familiesCoveredEntirely(cidrs: readonly Cidr[]): ("ipv4" | "ipv6
       if (range.first > next) {
         return false;
       }
+      // Stryker disable next-line EqualityOperator: equivalent, at equality `next` is set to the value it has
       if (range.last + 1n > next) {
         next = range.last + 1n;
       }
