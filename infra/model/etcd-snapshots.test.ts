@@ -1,0 +1,89 @@
+import { stringify } from "yaml";
+import { describe, expect, it } from "vitest";
+import {
+  backupLocation,
+  etcdS3ConfigSecret,
+  etcdS3CredentialKeys,
+  etcdS3SecretSettings,
+  etcdSnapshotDropinDrift,
+  etcdSnapshotK3sConfig,
+} from "./etcd-snapshots";
+import type { EtcdBackupSettings } from "./fleet-config";
+
+// What k3s reads, from its sources at the pinned release line (the Go module proxy refuses the
+// k3s module here, so they cannot be read at test time; tests/k3s-flags.test.ts checks the emitted
+// names against them when a k3s checkout is given):
+// - the Secret's data keys: k3s-io/k3s: pkg/etcd/s3/config_secret.go `getConfigFromSecret`
+//   (in kube-system, metav1.NamespaceSystem);
+// - the snapshot flags: pkg/cli/cmds/server.go `ServerFlags` (etcd-snapshot-schedule-cron,
+//   etcd-snapshot-retention, etcd-s3, etcd-s3-config-secret).
+const keysK3sReadsFromTheSecret = new Set([
+  "etcd-s3-access-key", "etcd-s3-bucket", "etcd-s3-bucket-lookup-type", "etcd-s3-folder", "etcd-s3-proxy", "etcd-s3-secret-key",
+  "etcd-s3-session-token", "etcd-s3-endpoint", "etcd-s3-region", "etcd-s3-timeout", "etcd-s3-skip-ssl-verify", "etcd-s3-insecure",
+  "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name",
+]);
+const snapshotServerFlags = new Set(["etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3", "etcd-s3-config-secret"]);
+
+const backups: EtcdBackupSettings = { bucket: "fleet-snapshots", schedule: "15 */4 * * *", retention: 9 };
+const servers = [{ name: "mgmt-1", publicIpv4: "198.51.100.21", privateIp: "10.0.1.11" }];
+
+describe("the Secret k3s reads the upload settings from", () => {
+  it("has only keys k3s reads, in the namespace it reads from, with the endpoint and region of the backup location", () => {
+    const settings = etcdS3SecretSettings({ ...backups, location: "hel1" }, "fsn1", "default-folder");
+    for (const key of [...Object.keys(settings), ...Object.values(etcdS3CredentialKeys)]) expect(keysK3sReadsFromTheSecret, key).toContain(key);
+    expect(etcdS3ConfigSecret.namespace).toBe("kube-system");
+    // Hetzner Object Storage: one endpoint per location, `<location>.your-objectstorage.com`, whose region is the location.
+    expect(settings["etcd-s3-region"]).toBe("hel1");
+    expect(settings["etcd-s3-endpoint"]).toBe("hel1.your-objectstorage.com");
+    expect(settings["etcd-s3-bucket"]).toBe(backups.bucket);
+  });
+
+  it("defaults the location to the servers' and the folder to the stack's; configured values win", () => {
+    expect(backupLocation(backups, "nbg1")).toBe("nbg1");
+    expect(backupLocation({ ...backups, location: "hel1" }, "nbg1")).toBe("hel1");
+    expect(etcdS3SecretSettings(backups, "nbg1", "capi-fleet-dev")).toMatchObject({ "etcd-s3-region": "nbg1", "etcd-s3-folder": "capi-fleet-dev" });
+    expect(etcdS3SecretSettings({ ...backups, folder: "elsewhere" }, "nbg1", "capi-fleet-dev")["etcd-s3-folder"]).toBe("elsewhere");
+  });
+});
+
+describe("the servers' snapshot drop-in", () => {
+  it("sets only k3s server flags: the configured schedule and retention, and the upload through the Secret", () => {
+    const dropin = etcdSnapshotK3sConfig(backups);
+    for (const key of Object.keys(dropin)) expect(snapshotServerFlags, key).toContain(key);
+    expect(dropin["etcd-snapshot-schedule-cron"]).toBe(backups.schedule);
+    expect(dropin["etcd-snapshot-retention"]).toBe(backups.retention);
+    expect(dropin["etcd-s3"]).toBe(true);
+    expect(dropin["etcd-s3-config-secret"]).toBe(etcdS3ConfigSecret.name);
+  });
+
+  it("leaves schedule and retention to k3s' defaults without backups, and still names the Secret", () => {
+    const dropin = etcdSnapshotK3sConfig(undefined);
+    expect(Object.keys(dropin).filter((key) => key.startsWith("etcd-snapshot-"))).toEqual([]);
+    expect(dropin["etcd-s3-config-secret"]).toBe(etcdS3ConfigSecret.name);
+  });
+});
+
+describe("etcdSnapshotDropinDrift", () => {
+  it("shows what running servers keep and what they should get", () => {
+    const before = etcdSnapshotK3sConfig(undefined);
+    const next = etcdSnapshotK3sConfig(backups);
+    const warning = etcdSnapshotDropinDrift(stringify(before), servers, next) ?? "";
+    expect(warning).toContain(`keep ${JSON.stringify(before)}`);
+    expect(warning).toContain(JSON.stringify(next));
+    expect(etcdSnapshotDropinDrift(undefined, servers, next)).toContain("keep none");
+    // Only the content counts, not the YAML's layout.
+    expect(etcdSnapshotDropinDrift(stringify(next, { indent: 4 }) + "\n", servers, next)).toBeUndefined();
+  });
+
+  it("says nothing without running servers, whatever the deployed value holds", () => {
+    const next = etcdSnapshotK3sConfig(backups);
+    for (const deployedServers of [undefined, null, [], {}, "mgmt-1", { length: 1 }]) {
+      expect(etcdSnapshotDropinDrift(undefined, deployedServers, next), JSON.stringify(deployedServers)).toBeUndefined();
+    }
+  });
+
+  it("treats a deployed value that is not YAML text as no drop-in", () => {
+    const next = etcdSnapshotK3sConfig(backups);
+    expect(etcdSnapshotDropinDrift(next, servers, next)).toContain("keep none");
+  });
+});
