@@ -240,7 +240,10 @@ beforeAll(() => {
   else renderer = built;
   const files: [string, string[]][] = [
     ["sigs.k8s.io/cluster-api", ["controlplane.cluster.x-k8s.io_kubeadmcontrolplanetemplates.yaml", "bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml"]],
-    ["github.com/syself/cluster-api-provider-hetzner", ["infrastructure.cluster.x-k8s.io_hetznerclustertemplates.yaml", "infrastructure.cluster.x-k8s.io_hcloudmachinetemplates.yaml"]],
+    [
+      "github.com/syself/cluster-api-provider-hetzner",
+      ["infrastructure.cluster.x-k8s.io_hetznerclustertemplates.yaml", "infrastructure.cluster.x-k8s.io_hcloudmachinetemplates.yaml", "infrastructure.cluster.x-k8s.io_hcloudremediationtemplates.yaml"],
+    ],
   ];
   for (const [module, names] of files) {
     const result = crdFiles(crdSources.find((source) => source.module === module)!, names);
@@ -301,7 +304,7 @@ type Templates = ReturnType<typeof built>["templates"];
 type MachineSpec = { type: string; imageName: string; placementGroupName?: string };
 type ClusterSpec = {
   controlPlaneRegions: string[];
-  controlPlaneLoadBalancer: { type: string; region: string };
+  controlPlaneLoadBalancer: { enabled?: boolean; type: string; region: string };
   hcloudNetwork: Record<string, unknown>;
   hcloudPlacementGroups?: { name: string }[];
   sshKeys: { hcloud?: { name: string }[] };
@@ -378,7 +381,20 @@ function samplesOf(schema: Record<string, unknown>): unknown[] {
   }
 }
 
+/** The default a CRD schema gives the field at `pointer` (the API server fills it in when the field is absent). */
+function crdDefault(object: { apiVersion: string; kind: string }, pointer: string): unknown {
+  let node = crdSchema(crds, object.apiVersion, object.kind) as { properties?: Record<string, unknown>; default?: unknown } | undefined;
+  for (const segment of pointer.split("/").slice(1)) node = node?.properties?.[segment] as typeof node;
+  return node?.default;
+}
+
 describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and CAPH's CRDs)", () => {
+  it("registers templates the providers accept as they are, before any patch", (context) => {
+    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    const { templates } = built();
+    expect(Object.values(templates).flatMap(crdProblems)).toEqual([]);
+  });
+
   it("renders, for every tenant and pool, templates the providers accept, with the tenant's settings where CAPH reads them", (context) => {
     if (!renderer || crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
     const { spec, templates } = built();
@@ -396,6 +412,9 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
         const cluster = templateSpec<ClusterSpec>(rendered.infrastructureCluster);
         expect(cluster.controlPlaneRegions).toEqual(tenant.regions);
         expect(cluster.controlPlaneLoadBalancer).toMatchObject({ type: tenant.apiLoadBalancerType, region: tenant.regions[0] });
+        // The API is reached through the load balancer: it must be on, set or by CAPH's default.
+        const lbEnabled = cluster.controlPlaneLoadBalancer.enabled ?? crdDefault(rendered.infrastructureCluster, "/spec/template/spec/controlPlaneLoadBalancer/enabled");
+        expect(lbEnabled).toBe(true);
         expect(cluster.hcloudNetwork).toMatchObject({ enabled: true, networkZone: tenantNetworkZone(tenant) });
         expect((cluster.sshKeys.hcloud ?? []).map((key) => key.name)).toEqual(tenant.sshKeyName ? [tenant.sshKeyName] : []);
         const controlPlaneMachine = templateSpec<MachineSpec>(rendered.controlPlaneMachine);

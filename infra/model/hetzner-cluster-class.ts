@@ -168,8 +168,11 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
       template: {
         spec: {
           // Placeholders, each overwritten by the `hetzner-cluster` patch from a required variable.
+          // Stryker disable next-line ArrayDeclaration: equivalent, the patch always replaces the list (CAPH's CRD requires only that it is there)
           controlPlaneRegions: [hetznerLocations[0]],
+          // Stryker disable next-line ObjectLiteral: equivalent, CAPH's CRD defaults `enabled` to true and the patch sets type and region
           controlPlaneLoadBalancer: { enabled: true, type: loadBalancerTypes[0], region: hetznerLocations[0] },
+          // Stryker disable next-line BooleanLiteral: equivalent, the patch replaces the whole hcloudNetwork (CAPH's CRD requires `enabled`)
           hcloudNetwork: { enabled: true },
           sshKeys: {},
           hetznerSecretRef: { name: hcloudSecret.name, key: { hcloudToken: hcloudSecret.tokenKey } },
@@ -193,6 +196,7 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
       template: {
         spec: {
           joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
+          // Stryker disable next-line StringLiteral: equivalent, nodeBootstrapFiles tells only "control-plane" apart
           ...nodeBootstrapFiles("worker"),
         },
       },
