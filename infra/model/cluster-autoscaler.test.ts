@@ -131,6 +131,17 @@ describe("the cluster autoscaler of a tenant", () => {
   });
 });
 
+describe("the autoscaler's RBAC objects", () => {
+  it("bind the service account the pod runs as to the Role, all in the tenant's namespace (RoleRef: the Role's API group, kind and name)", () => {
+    const { serviceAccount, role, roleBinding } = clusterAutoscalerRbac("tenant-analytics");
+    expect(roleBinding.roleRef).toEqual({ apiGroup: role.apiVersion.split("/")[0], kind: role.kind, name: role.metadata.name });
+    expect(roleBinding.subjects).toEqual([{ kind: serviceAccount.kind, name: serviceAccount.metadata.name, namespace: serviceAccount.metadata.namespace }]);
+    expect([serviceAccount, role, roleBinding].map((object) => object.metadata.namespace)).toEqual(["tenant-analytics", "tenant-analytics", "tenant-analytics"]);
+    // The chart's pod runs as that account (values: rbac.serviceAccount.name).
+    expect((clusterAutoscalerValues(target).rbac as { serviceAccount: { name: string } }).serviceAccount.name).toBe(serviceAccount.metadata.name);
+  });
+});
+
 describe("an autoscaled pool's size", () => {
   const autoscaled = { name: "md-0", autoscaling: { minSize: 2, maxSize: 6 } };
   const fixed = { name: "md-1", replicas: 3 };
