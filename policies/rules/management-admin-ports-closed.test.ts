@@ -1,3 +1,4 @@
+import ipaddr from "ipaddr.js";
 import { describe, expect, it } from "vitest";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
@@ -74,6 +75,11 @@ describe("management-admin-ports-closed", () => {
     expect(await evaluate([rule], opened(description, source))).toEqual([]);
   });
 
+  it("names every source of a rule that opens to everyone", async () => {
+    const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => target.sourceIps.push("::/0"));
+    expect((await evaluate([rule], fleet)).map((violation) => violation.message)).toEqual([expect.stringContaining("opens port 22 to 0.0.0.0/0, ::/0;")]);
+  });
+
   it("accepts an outbound rule (the SSH rule opened to 0.0.0.0/0, turned outbound)", async () => {
     const fleet = opened("SSH from admin networks", "0.0.0.0/0", (target) => (target.direction = "out"));
     expect(await evaluate([rule], fleet)).toEqual([]);
@@ -112,6 +118,18 @@ describe("management-admin-ports-closed", () => {
 });
 
 describe("everyoneIn", () => {
+  // 0.0.0.0/1, 128.0.0.0/2, 192.0.0.0/3, … 255.255.255.254/32: every IPv4 address but the last.
+  const allButLast = Array.from({ length: 32 }, (_, index) => {
+    const network = 2 ** 32 - 2 ** (32 - index);
+    return `${ipaddr.fromByteArray([24, 16, 8, 0].map((shift) => (network >>> shift) & 255)).toString()}/${index + 1}`;
+  });
+
+  it("needs the very last address too", () => {
+    expect(allButLast.at(-1)).toBe("255.255.255.254/32");
+    expect(everyoneIn(allButLast)).toEqual([]);
+    expect(everyoneIn([...allButLast, "255.255.255.255/32"])).toEqual([`${[...allButLast, "255.255.255.255/32"].join(" + ")} (together all of IPv4)`]);
+  });
+
   it.each([
     [["0.0.0.0/0"], ["0.0.0.0/0"]],
     [["::/0"], ["::/0"]],
@@ -128,6 +146,21 @@ describe("everyoneIn", () => {
     // IPv4-mapped IPv6: /96 is all of IPv4, anything longer is a part of it.
     [["::ffff:0.0.0.0/97"], []],
     [["::ffff:192.0.2.0/120"], []],
+    // Ranges count by the addresses they hold: overlapping ones once, in any order, host bits ignored.
+    [["0.0.0.0/1", "0.0.0.0/1"], []],
+    [["0.0.0.0/2", "128.0.0.0/1"], []],
+    [["128.0.0.0/1", "0.0.0.0/1"], ["128.0.0.0/1 + 0.0.0.0/1 (together all of IPv4)"]],
+    [["0.0.0.0/1", "64.0.0.0/2", "128.0.0.0/1"], ["0.0.0.0/1 + 64.0.0.0/2 + 128.0.0.0/1 (together all of IPv4)"]],
+    [["10.1.2.3/0"], ["10.1.2.3/0"]],
+    // IPv6 halves are all of IPv6; ::/1 alone also holds every IPv4-mapped address, as ::/80 does.
+    [["::/1", "0.0.0.0/1", "8000::/1"], ["::/1 + 8000::/1 (together all of IPv6)", "::/1"]],
+    [["::/80"], ["::/80"]],
+    [["::/81"], []],
+    // The sum names the sources inside the space only: not an address just below or above it.
+    [
+      ["::fffe:ffff:ffff/128", "::ffff:0.0.0.0/128", "::ffff:0.0.0.0/97", "2001:db8::/32", "::ffff:128.0.0.0/97", "::ffff:255.255.255.255/128", "::1:0:0:0/128"],
+      ["::ffff:0.0.0.0/128 + ::ffff:0.0.0.0/97 + ::ffff:128.0.0.0/97 + ::ffff:255.255.255.255/128 (together all of IPv4 mapped into IPv6)"],
+    ],
   ])("%j → %j", (sources, open) => {
     expect(everyoneIn(sources)).toEqual(open);
   });
