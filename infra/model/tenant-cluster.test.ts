@@ -227,6 +227,17 @@ describe("the hcloud CCM and CSI HelmChartProxies", () => {
     expect(hcloudCsiProxy(payments).spec).toMatchObject({ chartName: catalog.hcloudCsi.chart.chart, version: catalog.hcloudCsi.chart.version });
   });
 
+  it("make Helm wait for the chart's resources, within a timeout CAAPH's webhook can decode", () => {
+    // sigs.k8s.io/cluster-api-addon-provider-helm@v0.6.4: api/v1alpha1/helmchartproxy_types.go (HelmOptions:
+    // Wait, Timeout *metav1.Duration, which the API server decodes with Go's time.ParseDuration).
+    const goDuration = /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/;
+    for (const proxy of [hcloudCcmProxy(payments), hcloudCsiProxy(payments)]) {
+      const options = proxy.spec.options as { wait?: boolean; timeout?: string };
+      expect(options.wait).toBe(true);
+      expect(options.timeout).toMatch(goDuration);
+    }
+  });
+
   it("give the CCM the network from CAPH's hcloud Secret", () => {
     const values = parse(hcloudCcmProxy(payments).spec.valuesTemplate as string) as { env: Record<string, unknown> };
     expect(values.env.HCLOUD_NETWORK).toEqual({ valueFrom: { secretKeyRef: { name: "hcloud", key: "network" } } });

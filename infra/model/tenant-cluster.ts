@@ -189,7 +189,12 @@ function helmChartProxy(tenant: TenantClusterSettings, name: string, pin: HelmCh
       releaseName: pin.chart,
       namespace: "kube-system",
       valuesTemplate: stringify(values),
-      options: { wait: true, timeout: "10m", install: { createNamespace: false } },
+      options: {
+        wait: true,
+        timeout: "10m",
+        // Stryker disable next-line BooleanLiteral,ObjectLiteral: equivalent, kube-system always exists, so Helm's createNamespace (CAAPH's default: true) creates nothing
+        install: { createNamespace: false },
+      },
     },
   };
 }
