@@ -47,6 +47,15 @@ export function renderedEnvironment(values: ChartValues): Map<string, EnvSource>
   return env;
 }
 
+/**
+ * What else deployment.yaml renders from `networking.enabled` (the same reading as above): the
+ * controller allocates the nodes' pod CIDRs (`--allocate-node-cidrs`) and runs in the host network.
+ */
+export function renderedNetworking(values: ChartValues): { allocateNodeCidrs: boolean; hostNetwork: boolean } {
+  const enabled = values.networking?.enabled ?? chartDefaults.networking.enabled;
+  return { allocateNodeCidrs: enabled, hostNetwork: enabled };
+}
+
 /** What the kubelet starts the container with; a missing Secret key stops the container (CreateContainerConfigError). */
 export function resolvedEnvironment(
   env: ReadonlyMap<string, EnvSource>,

@@ -1,7 +1,7 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { chartEnvironment, loadBalancerPlacement, locationAnnotation, networkZoneAnnotation } from "../../tests/hcloud-ccm-load-balancer";
-import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../../tests/hcloud-ccm-config";
+import { controllerConfiguration, renderedEnvironment, renderedNetworking, resolvedEnvironment, variablesTheControllerReads } from "../../tests/hcloud-ccm-config";
 import { readStackConfig } from "../../tests/stack-files";
 import { hcloudCcmSecretName, hcloudCcmValues } from "./hcloud-ccm-values";
 import { classVariables } from "./hetzner-cluster-class";
@@ -67,5 +67,11 @@ describe("hcloudCcmValues, as the controller starts with them", () => {
       loadBalancerNetworkZone: "us-east",
       loadBalancerLocation: "",
     });
+  });
+
+  it("leaves pod networking to the cluster's overlay (flannel, Cilium): no pod CIDR allocation, no host network", () => {
+    expect(renderedNetworking(hcloudCcmValues({ loadBalancerNetworkZone: "eu-central" }))).toEqual({ allocateNodeCidrs: false, hostNetwork: false });
+    // Negative control: the chart's networking mode does both.
+    expect(renderedNetworking({ networking: { enabled: true } })).toEqual({ allocateNodeCidrs: true, hostNetwork: true });
   });
 });

@@ -40,6 +40,7 @@ export interface HcloudCcmValueOptions {
 /** The chart values. */
 export function hcloudCcmValues(options: HcloudCcmValueOptions): Record<string, unknown> {
   return {
+    // Stryker disable next-line ObjectLiteral: equivalent, `enabled: false` is the chart's default (chart/values.yaml)
     networking: { enabled: false },
     env: {
       HCLOUD_NETWORK: { valueFrom: { secretKeyRef: { name: hcloudCcmSecretName, key: "network" } } },
