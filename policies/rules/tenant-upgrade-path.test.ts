@@ -5,6 +5,19 @@ import { resourceTypes } from "../lib/fleet-resources";
 import { at, cloneFixtures, evaluate, fixture, type Violation } from "../testing/harness";
 import { tenantUpgradePath as rule } from "./tenant-upgrade-path";
 
+// The real planner, which a test can break: it throws only UpgradePlanError, so the rule's rethrow of anything else needs a bug to show.
+const planner = vi.hoisted(() => ({ broken: false }));
+vi.mock("../../infra/model/upgrade-plan", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../infra/model/upgrade-plan")>();
+  return {
+    ...original,
+    computeUpgradePlan: (...args: Parameters<typeof original.computeUpgradePlan>) => {
+      if (planner.broken) throw new TypeError("planner bug");
+      return original.computeUpgradePlan(...args);
+    },
+  };
+});
+
 const baseline = baselineFleet();
 const clusterUrn = (tenant: string) => `urn:pulumi:test::capi-fleet::${resourceTypes.cluster}::cluster-${tenant}`;
 
@@ -109,19 +122,11 @@ describe("tenant-upgrade-path", () => {
   });
 
   it("lets a planner failure that is not a refused plan surface as an error, not as a violation that blames the config", async () => {
-    vi.resetModules();
-    vi.doMock("../../infra/model/upgrade-plan", async (importOriginal) => ({
-      ...(await importOriginal<typeof import("../../infra/model/upgrade-plan")>()),
-      computeUpgradePlan: () => {
-        throw new TypeError("planner bug");
-      },
-    }));
+    planner.broken = true;
     try {
-      const { tenantUpgradePath: withBrokenPlanner } = await import("./tenant-upgrade-path");
-      await expect(evaluate([withBrokenPlanner], deployed({ payments: "v1.33.10" }))).rejects.toThrow("planner bug");
+      await expect(evaluate([rule], deployed({ payments: "v1.33.10" }))).rejects.toThrow("planner bug");
     } finally {
-      vi.doUnmock("../../infra/model/upgrade-plan");
-      vi.resetModules();
+      planner.broken = false;
     }
   });
 });
