@@ -1,15 +1,19 @@
 import { describe, expect, it } from "vitest";
+import { declaredOutputName } from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
-import { baselineFleet } from "../testing/baseline";
+import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { at, cloneFixtures, engineViewOf, fixture, type FixtureResource } from "../testing/harness";
 import {
   classOf,
   clusterClassView,
   clustersIn,
   clusterView,
+  declaredView,
   dependsOnTransitively,
+  deployedManagementK3sVersion,
   installedVersions,
   isExempt,
+  k3sUpgradeTargets,
   parseGoBool,
   resourceTypes,
   selectorMatches,
@@ -198,5 +202,51 @@ describe("installedVersions", () => {
       caph: at(fixture(fleet, "hetzner-provider").props, "spec").version,
       caren: fixture(fleet, "caren-release").props.version,
     });
+  });
+});
+
+describe("installedVersions, deployedManagementK3sVersion and k3sUpgradeTargets on a stack without those resources", () => {
+  it("find nothing rather than failing", () => {
+    const resources = engineViewOf([
+      { type: resourceTypes.deployedState, name: "deployed-state", props: {}, outputs: deployedOutputs({}) },
+      { type: resourceTypes.k3sUpgrades, name: "k3s-upgrades", props: {}, outputs: {} },
+    ]).forStackRules;
+    expect(installedVersions(resources)).toStrictEqual({ clusterApi: undefined, caph: undefined, caren: undefined });
+    expect(deployedManagementK3sVersion(resources)).toBeUndefined();
+    expect(k3sUpgradeTargets(resources)).toEqual([]);
+  });
+
+  it("take the deployed k3s release from the DeployedState that records one", () => {
+    const resources = engineViewOf([
+      { type: resourceTypes.deployedState, name: "without", props: {}, outputs: deployedOutputs({}) },
+      { type: resourceTypes.deployedState, name: "with", props: {}, outputs: deployedOutputs({}, "v1.33.5+k3s1") },
+    ]).forStackRules;
+    expect(deployedManagementK3sVersion(resources)).toBe("v1.33.5+k3s1");
+  });
+});
+
+describe("declaredView", () => {
+  it("gives each declared object what its component declared, and dependencies and parents point at those views", () => {
+    const fleet = baselineFleet();
+    const view = declaredView(engineViewOf(fleet).forStackRules);
+    const named = (name: string) => view.find((resource) => resource.name === name)!;
+    const cluster = named("cluster-payments");
+    expect(cluster.props).toEqual(fixture(fleet, "cluster-payments").props);
+    expect(named("drain-payments").dependencies).toContain(cluster);
+    expect(cluster.parent).toBe(named("tenant-payments"));
+    expect(named("deployed-state").props).toEqual(fixture(fleet, "deployed-state").outputs);
+  });
+
+  it("leaves an object no component declared empty, even when the engine shows its own props (as after `up`)", () => {
+    const fleet = cloneFixtures(baselineFleet());
+    const component = fixture(fleet, "tenant-payments").outputs!;
+    component[declaredOutputName] = (component[declaredOutputName] as { urn: string }[]).filter((entry) => !entry.urn.endsWith("::cluster-payments"));
+    fixture(fleet, "tenant-edge").outputs![declaredOutputName] = { urn: "not a list", props: {} };
+    // After `up` the engine shows a custom resource's live outputs: here, its own props.
+    const afterUp = engineViewOf(fleet).forStackRules.map((resource) => (resource.type.startsWith("kubernetes:") ? { ...resource, props: fixture(fleet, resource.name).props } : resource));
+    const view = declaredView(afterUp);
+    expect(view.find((resource) => resource.name === "cluster-payments")!.props).toEqual({});
+    expect(view.find((resource) => resource.name === "cluster-edge")!.props).toEqual({});
+    expect(view.find((resource) => resource.name === "cluster-analytics")!.props).toEqual(fixture(fleet, "cluster-analytics").props);
   });
 });
