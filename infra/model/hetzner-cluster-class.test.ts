@@ -614,6 +614,18 @@ function remediated(
 }
 
 describe("the class's health checks (CAPI's MachineHealthCheck rules)", () => {
+  it("remediate by rebooting, the one strategy CAPH supports (its CRD's default), with a timeout CAPH can parse", (context) => {
+    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    const { remediation } = built().templates;
+    const strategy = templateSpec<{ strategy: { type?: string; timeout: string } }>(remediation).strategy;
+    // syself/cluster-api-provider-hetzner@v1.1.8 HCloudRemediationTemplate: `type` "At the moment, only "Reboot" is supported", its default.
+    const supported = crdDefault(remediation, "/spec/template/spec/strategy/type");
+    expect(supported).toBeDefined();
+    expect(strategy.type ?? supported).toBe(supported);
+    // A Go time.Duration (CAPH parses it with metav1.Duration).
+    expect(strategy.timeout).toMatch(/^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/);
+  });
+
   it("replace a node that stays NotReady or unreachable, and wait for a node whose provider ID comes late", () => {
     const { spec } = built();
     type Checks = Parameters<typeof remediated>[0];
