@@ -451,6 +451,8 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
     const empty = baseline();
     empty.tenantHcloudTokens.alpha = "";
     expect(pathsOf(toInput(empty))).toEqual(["tenantHcloudTokens.alpha"]);
+    // Empty is unset, not malformed: the message says how to set it.
+    expect(messageAt(toInput(empty), "tenantHcloudTokens.alpha")).toContain("--secret --path 'tenantHcloudTokens.alpha'");
   });
 
   it("says there are no tenants when a token names one in a fleet without tenants", () => {
@@ -612,7 +614,9 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
     const raw = baseline();
     raw.management.image = "my-management-snapshot";
     pool0(raw, 1).image = "my-pool-snapshot";
-    expect(parseFleetConfig(toInput(raw)).warnings.map((warning) => warning.path)).toEqual(["management.image", "tenants[1].workers[0].image"]);
+    const warnings = parseFleetConfig(toInput(raw)).warnings;
+    expect(warnings.map((warning) => warning.path)).toEqual(["management.image", "tenants[1].workers[0].image"]);
+    for (const warning of warnings) expect(warning.message).toContain(catalog.hcloud.systemImages.join(", "));
     pool0(raw, 1).image = catalog.hcloud.systemImages[0];
     raw.management.image = catalog.hcloud.systemImages[0];
     expect(parseFleetConfig(toInput(raw)).warnings).toEqual([]);
