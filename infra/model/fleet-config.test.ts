@@ -1,9 +1,9 @@
 import { generateKeyPairSync } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { catalog } from "./catalog";
-import { intersectRanges, managementKubernetesConstraints } from "./compatibility";
+import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "./compatibility";
 import { cronDescriptors } from "./cron";
-import { allowedKeysFromMessage, fleetConfigSchema, hetznerLocations, sshKeyTypes, sshPublicKeyProblem } from "./fleet-config";
+import { allowedKeysFromMessage, fleetConfigSchema, hetznerLocations, overlappingRange, sshKeyTypes, sshPublicKeyProblem } from "./fleet-config";
 import { describeRange } from "./kubernetes-version";
 import { formatPath } from "./validate-fleet-config";
 
@@ -248,6 +248,10 @@ describe("fleetConfigSchema field checks", () => {
     const bucket = (name: string) => pathsOf(({ management }) => (management.backups = { bucket: name }));
     for (const name of ["abc", "a".repeat(63), "etcd-1"]) expect(bucket(name)).toEqual([]);
     for (const name of ["ab", "a".repeat(64), "my.bucket", "-abc", "abc-", "Abc"]) expect(bucket(name)).toEqual(["management.backups.bucket"]);
+    // S3's bucket naming rules: 3 to 63 characters; the message names the value and both bounds.
+    const message = problems(({ management }) => (management.backups = { bucket: "ab" })).get("management.backups.bucket")!;
+    expect(message).toContain('"ab"');
+    expect(message).toMatch(/\b3\b.*\b63\b/);
   });
 
   it("takes snapshot folders of one or more characters, starting and ending with a letter or digit", () => {
@@ -295,7 +299,16 @@ describe("fleetConfigSchema field checks", () => {
       const found = at(minor);
       expect([...found.keys()]).toEqual([`management.${field}`]);
       expect(found.get(`management.${field}`)).toContain(describeRange(range));
+      expect(found.get(`management.${field}`)).toContain(`${JSON.stringify(version(minor))} is outside`);
+      expect(found.get(`management.${field}`)).toContain(describeConstraints(managementKubernetesConstraints(mode)));
     }
+  });
+
+  it("builds the management range from overlapping constraints only: disjoint ones are a catalog mistake", () => {
+    const constraint = (component: string, min: string, max: string) => ({ component, range: { min, max } });
+    expect(overlappingRange([constraint("a", "1.31", "1.35"), constraint("b", "1.33", "1.36")])).toEqual({ min: "1.33", max: "1.35" });
+    const disjoint = [constraint("a", "1.31", "1.32"), constraint("b", "1.33", "1.36")];
+    expect(() => overlappingRange(disjoint)).toThrow(describeConstraints(disjoint));
   });
 
   it("names the allowed server counts and init servers", () => {
@@ -310,7 +323,7 @@ describe("fleetConfigSchema field checks", () => {
   // nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: api/v1alpha1/clusterconfig_types.go, NTP servers.
   it("takes NTP servers as IP addresses or lower-case host names of at most 253 characters", () => {
     const ntp = (server: string) => pathsOf(({ tenant }) => (tenant.ntp = { servers: [server] }));
-    for (const server of ["192.0.2.1", "2001:db8::1", "0.de.pool.ntp.org", "time.example.com.", "a".repeat(253)]) expect(ntp(server)).toEqual([]);
+    for (const server of ["192.0.2.1", "2001:db8::1", "0.de.pool.ntp.org", "time.example.com.", "a.b.c", "a".repeat(253)]) expect(ntp(server)).toEqual([]);
     for (const server of ["Time.example.com", "a".repeat(254), "-a.example", "a b"]) expect(ntp(server)).toEqual(["tenants[0].ntp.servers[0]"]);
   });
 
@@ -318,7 +331,7 @@ describe("fleetConfigSchema field checks", () => {
     const registry = (url: string) => pathsOf(({ tenant }) => (tenant.imageRegistries = [{ url }]));
     const long = (length: number) => `https://registry.example.com/${"a".repeat(length - "https://registry.example.com/".length)}`;
     for (const url of ["https://registry.example.com", "http://10.0.0.1:5000", long(2048)]) expect(registry(url)).toEqual([]);
-    for (const url of [long(2049), "oci://registry.example.com", "https:/registry.example.com", "registry.example.com", "http://"]) {
+    for (const url of [long(2049), "oci://registry.example.com", "https:/registry.example.com", "https:/registry.example.com/https://x", "registry.example.com", "http://"]) {
       expect(registry(url)).toEqual(["tenants[0].imageRegistries[0].url"]);
     }
     expect(pathsOf(({ tenant }) => (tenant.proxy = { https: "socks5://p:1080" }))).toEqual(["tenants[0].proxy.https"]);

@@ -3,7 +3,8 @@ import { z } from "zod";
 import { loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { parseCidr } from "./cidr";
-import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "./compatibility";
+import type { MinorRange } from "./catalog";
+import { describeConstraints, intersectRanges, managementKubernetesConstraints, type KubernetesConstraint } from "./compatibility";
 import { cronScheduleProblem } from "./cron";
 import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "./kubernetes-version";
 import { formatValue } from "./text";
@@ -146,16 +147,24 @@ const tenantKubernetesVersion = z.string().check((ctx) => {
 });
 
 /**
+ * The minors every constraint allows. Ranges that do not overlap are a catalog mistake, not a
+ * config one (no version could ever be valid), so building the schema fails on them.
+ */
+export function overlappingRange(constraints: readonly KubernetesConstraint[]): MinorRange {
+  const range = intersectRanges(constraints);
+  if (!range) {
+    throw new Error(`catalog.ts: the management platform's Kubernetes ranges do not overlap (${describeConstraints(constraints)})`);
+  }
+  return range;
+}
+
+/**
  * A management-cluster version check shared by k3s (hetzner) and existing clusters: the
  * minor must suit everything the platform installs there (compatibility.ts).
  */
 function managementVersion(parse: typeof parseKubernetesVersion, example: string, mode: "hetzner" | "existing") {
   const constraints = managementKubernetesConstraints(mode);
-  const range = intersectRanges(constraints);
-  if (!range) {
-    // A catalog mistake, not a config one: no management version could ever be valid.
-    throw new Error(`catalog.ts: the management platform's Kubernetes ranges do not overlap (${describeConstraints(constraints)})`);
-  }
+  const range = overlappingRange(constraints);
   return z.string().check((ctx) => {
     const parsed = parse(ctx.value);
     if (!parsed) {
