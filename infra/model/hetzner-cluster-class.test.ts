@@ -239,7 +239,10 @@ beforeAll(() => {
   if ("unavailable" in built) unavailable.push(built.unavailable);
   else renderer = built;
   const files: [string, string[]][] = [
-    ["sigs.k8s.io/cluster-api", ["controlplane.cluster.x-k8s.io_kubeadmcontrolplanetemplates.yaml", "bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml"]],
+    [
+      "sigs.k8s.io/cluster-api",
+      ["controlplane.cluster.x-k8s.io_kubeadmcontrolplanetemplates.yaml", "bootstrap.cluster.x-k8s.io_kubeadmconfigtemplates.yaml", "cluster.x-k8s.io_clusterclasses.yaml"],
+    ],
     [
       "github.com/syself/cluster-api-provider-hetzner",
       ["infrastructure.cluster.x-k8s.io_hetznerclustertemplates.yaml", "infrastructure.cluster.x-k8s.io_hcloudmachinetemplates.yaml", "infrastructure.cluster.x-k8s.io_hcloudremediationtemplates.yaml"],
@@ -393,6 +396,12 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
     if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
     const { templates } = built();
     expect(Object.values(templates).flatMap(crdProblems)).toEqual([]);
+  });
+
+  it("is a ClusterClass CAPI's CRD accepts", (context) => {
+    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    const { clusterClass } = built();
+    expect(crdProblems(clusterClass)).toEqual([]);
   });
 
   it("renders, for every tenant and pool, templates the providers accept, with the tenant's settings where CAPH reads them", (context) => {

@@ -279,7 +279,11 @@ function template(apiVersion: string, kind: string, role: string, spec: Record<s
 
 const stringEnum = (values: readonly string[]) => ({ type: "string", enum: [...values] });
 
-/** The class's own variables (inline schemas); `clusterConfig` comes from CAREN (see the module comment). */
+/**
+ * The class's own variables (inline schemas); `clusterConfig` comes from CAREN (see the module comment).
+ * Every optional one has a default, which CAPI's Cluster webhook fills in before it checks the
+ * required ones (sigs.k8s.io/cluster-api@v1.12.10: internal/topology/variables/cluster_variable_defaulting.go).
+ */
 export function clusterClassVariables(): Record<string, unknown>[] {
   const variable = (name: string, required: boolean, openAPIV3Schema: Record<string, unknown>) => ({
     name,
@@ -299,22 +303,29 @@ export function clusterClassVariables(): Record<string, unknown>[] {
         networkZone: stringEnum(["eu-central", "us-east", "us-west", "ap-southeast"]),
       },
     }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.placementGroups, false, {
       type: "array",
       default: [],
       items: { type: "object", required: ["name", "type"], properties: { name: { type: "string", minLength: 1 }, type: stringEnum(["spread"]) } },
     }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.sshKeys, false, {
       type: "array",
       default: [],
       items: { type: "object", required: ["name"], properties: { name: { type: "string", minLength: 1 } } },
     }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.apiLoadBalancerType, false, { ...stringEnum(loadBalancerTypes), default: loadBalancerTypes[0] }),
     variable(names.controlPlaneMachineType, true, { type: "string", minLength: 1 }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.controlPlaneImage, false, { type: "string", minLength: 1, default: catalog.tenantNodeImage }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.controlPlanePlacementGroup, false, { type: "string", default: "" }),
     variable(names.workerMachineType, true, { type: "string", minLength: 1 }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.workerImage, false, { type: "string", minLength: 1, default: catalog.tenantNodeImage }),
+    // Stryker disable next-line BooleanLiteral: equivalent, CAPI creates a missing variable from its default before it checks the required ones
     variable(names.workerPlacementGroup, false, { type: "string", default: "" }),
   ];
 }
