@@ -501,6 +501,9 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
     const problemsWith = (credentials: unknown) => pathsOf(withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify(credentials) }));
     expect(problemsWith({ accessKey: s3Keys.accessKey })).toEqual(["etcdS3Credentials.secretKey"]);
     expect(problemsWith({ ...s3Keys, secretKey: "" })).toEqual(["etcdS3Credentials.secretKey"]);
+    // Empty is unset, not malformed: the message says how to set it.
+    const empty = withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify({ ...s3Keys, secretKey: "" }) });
+    expect(messageAt(empty, "etcdS3Credentials.secretKey")).toContain("--secret --path 'etcdS3Credentials.secretKey'");
     expect(problemsWith({ ...s3Keys, accessKey: "short" })).toEqual(["etcdS3Credentials.accessKey"]);
     expect(problemsWith(["a", "b"])).toEqual(["etcdS3Credentials", "etcdS3Credentials.accessKey", "etcdS3Credentials.secretKey"]);
     expect(pathsOf(toInput(raw))).toEqual(["etcdS3Credentials.accessKey", "etcdS3Credentials.secretKey"]);
