@@ -45,6 +45,13 @@ describe("planTenantUpgrade", () => {
     expect(isUpgradeProblem(result) && result.reason).toContain(`cannot downgrade the control plane from ${newest} to ${oldest}`);
   });
 
+  it("refuses an unchanged cluster at a version the ClusterClass no longer lists, as CAPI's Cluster webhook does", () => {
+    // sigs.k8s.io/cluster-api@v1.12.10: internal/webhooks/cluster.go, ValidateClusterForClusterClass runs on every update.
+    const unlisted = planTenantUpgrade("t", oldest, oldest, [middle, newest]);
+    expect(isUpgradeProblem(unlisted) && unlisted.reason).toContain(`${oldest} is not listed`);
+    expect(planTenantUpgrade("t", oldest, oldest, [oldest, middle])).toMatchObject({ controlPlaneSteps: [], workerSteps: [], campaign: [], minorsCrossed: 0 });
+  });
+
   it("refuses a deployed version that is not a Kubernetes version", () => {
     const result = planTenantUpgrade("t", "latest", newest);
     expect(isUpgradeProblem(result) && result.reason).toContain("is not a Kubernetes version");
@@ -62,9 +69,25 @@ describe("the tenantVersions output", () => {
   });
 
   it("skips malformed entries and says which", () => {
-    expect(deployedVersionsFrom({ a: { target: "latest" }, b: "x", c: { target: oldest } })).toEqual({ versions: new Map([["c", oldest]]), ignored: ["a", "b"] });
-    expect(deployedVersionsFrom(undefined).versions.size).toBe(0);
-    expect(deployedVersionsFrom([1]).ignored).toHaveLength(1);
+    expect(deployedVersionsFrom({ a: { target: "latest" }, b: "x", c: { target: oldest }, d: null, e: 3, f: [oldest] })).toEqual({
+      versions: new Map([["c", oldest]]),
+      ignored: ["a", "b", "d", "e", "f"],
+    });
+  });
+
+  it("reads no output (a new stack) as nothing deployed and nothing ignored", () => {
+    expect(deployedVersionsFrom(undefined)).toEqual({ versions: new Map(), ignored: [] });
+    expect(deployedVersionsFrom(null)).toEqual({ versions: new Map(), ignored: [] });
+  });
+
+  it("reports an output that is not a mapping as a whole, not entry by entry", () => {
+    for (const output of [[{ target: oldest }], "tenants", 3]) {
+      const { versions, ignored } = deployedVersionsFrom(output);
+      expect(versions.size, JSON.stringify(output)).toBe(0);
+      expect(ignored, JSON.stringify(output)).toHaveLength(1);
+      expect(ignored[0], JSON.stringify(output)).not.toMatch(/^\d+$/);
+      expect(ignored[0]!.length, JSON.stringify(output)).toBeGreaterThan(0);
+    }
   });
 });
 

@@ -53,7 +53,10 @@ export function planTenantUpgrade(
   target: string,
   kubernetesVersions: readonly string[] = catalog.tenantKubernetesVersions,
 ): TenantUpgrade | TenantUpgradeProblem {
-  if (deployed === undefined || deployed === target) {
+  // An unchanged cluster is planned too: CAPI's Cluster webhook refuses every update of a Cluster
+  // whose version the ClusterClass does not list, changed or not (sigs.k8s.io/cluster-api@v1.12.10:
+  // internal/webhooks/cluster.go, ValidateClusterForClusterClass); the plan is then empty.
+  if (deployed === undefined) {
     return { tenant, deployed, target, controlPlaneSteps: [], workerSteps: [], campaign: [], minorsCrossed: 0 };
   }
   if (!parseKubernetesVersion(deployed)) {
@@ -86,7 +89,7 @@ export function isUpgradeProblem(result: TenantUpgrade | TenantUpgradeProblem): 
 
 /** Lower bound of worker rollouts for a plan (CAPI's default plan meets it). */
 export function workerRolloutsLowerBound(upgrade: TenantUpgrade): number {
-  return upgrade.deployed === undefined || upgrade.deployed === upgrade.target ? 0 : minimumWorkerRollouts(upgrade.deployed, upgrade.target);
+  return upgrade.deployed === undefined ? 0 : minimumWorkerRollouts(upgrade.deployed, upgrade.target);
 }
 
 /** The `tenantVersions` stack output for a set of plans. */
@@ -119,7 +122,8 @@ export function deployedVersionsFrom(output: unknown): { versions: Map<string, s
     return { versions, ignored: ["(the whole output is not a mapping)"] };
   }
   for (const [tenant, entry] of Object.entries(output as Record<string, unknown>)) {
-    const target = typeof entry === "object" && entry !== null ? (entry as { target?: unknown }).target : undefined;
+    // A primitive has no `target`; only null and undefined need the guard.
+    const target = (entry as { target?: unknown } | null | undefined)?.target;
     if (typeof target === "string" && parseKubernetesVersion(target)) {
       versions.set(tenant, target);
     } else {
