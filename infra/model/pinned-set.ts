@@ -12,14 +12,15 @@ export interface CatalogRow {
 
 /** The pinned set with one line of reasoning each, rendered from the catalog. */
 export function catalogSummary(c: Catalog = catalog): CatalogRow[] {
-  // The kubelet-api-admin minimum of the pinned CAPI's own release line (absent: the line is outside the table).
-  const kubeletApiAdminMinimum = c.kubeletApiAdminRule.minimumClusterApi[`${semver.major(c.clusterApi.version)}.${semver.minor(c.clusterApi.version)}`] ?? "?";
+  // The kubelet-api-admin minimum of the pinned CAPI's own release line; none to cite when the table lacks the line.
+  const kubeletApiAdminMinimum = c.kubeletApiAdminRule.minimumClusterApi[`${semver.major(c.clusterApi.version)}.${semver.minor(c.clusterApi.version)}`];
+  const kubeletApiAdminClause = kubeletApiAdminMinimum === undefined ? "" : `; ≥ ${kubeletApiAdminMinimum} for the kubelet-api-admin patches`;
   return [
     { component: "k3s (management)", version: c.k3s.version, why: `the Kubernetes patch CAREN tests on; 1.34 suits CAPI, cert-manager, Flux (${describeRange(c.flux.kubernetes)}) and the CCM` },
     { component: "system-upgrade-controller", version: c.systemUpgradeController.version, why: "newest release; upgrades the management servers' k3s in place from a Plan" },
     { component: "cert-manager chart", version: c.certManager.chart.version, why: `newest release; supports Kubernetes ${describeRange(c.certManager.kubernetes)}` },
     { component: "cluster-api-operator chart", version: c.clusterApiOperator.chart.version, why: `built on CAPI ${c.clusterApi.version}, the CAPI it installs` },
-    { component: "CAPI core + kubeadm", version: c.clusterApi.version, why: `CAREN is built on v1.12 and CAPH supports ≤ ${c.caph.clusterApi.max}; ≥ ${kubeletApiAdminMinimum} for the kubelet-api-admin patches; newest patch the Go proxy serves` },
+    { component: "CAPI core + kubeadm", version: c.clusterApi.version, why: `CAREN is built on v1.12 and CAPH supports ≤ ${c.caph.clusterApi.max}${kubeletApiAdminClause}; newest patch the Go proxy serves` },
     { component: "CAPH", version: c.caph.version, why: `newest release; CAPI ${c.caph.clusterApi.min}–${c.caph.clusterApi.max}, Kubernetes ${describeRange(c.caph.workloadKubernetes)}` },
     { component: "CAAPH", version: c.caaph.version, why: "the version CAREN's own tests use" },
     { component: "CAREN chart", version: c.caren.chart.version, why: `newest release; needs CAPI ≥ ${c.caren.minimumClusterApi}; handlers v${carenPatchGeneration(c.caren.chart.version)}` },
