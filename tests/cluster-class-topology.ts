@@ -55,8 +55,8 @@ export function buildGoTemplateRenderer(): GoTemplateRenderer | { unavailable: s
         return { unavailable: `CAPI's template rendering (text/template + sprig) could not be built from the Go module cache: ${build.error?.message ?? build.stderr.trim()}` };
       }
       mkdirSync(cacheDir, { recursive: true });
-      // A rename within one file system: a concurrent build never sees a half-written binary.
-      renameSync(path.join(workDir, "render"), `${binary}.${process.pid}`);
+      // Copied next to its place, then renamed: a concurrent test never runs a half-written binary.
+      cpSync(path.join(workDir, "render"), `${binary}.${process.pid}`);
       renameSync(`${binary}.${process.pid}`, binary);
     } finally {
       rmSync(workDir, { recursive: true, force: true });
