@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
-import { deployedK3sVersionFrom, k3sUpgradeProblem } from "./k3s-upgrades";
+import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeProblem } from "./k3s-upgrades";
 
 // The rule (docs.k3s.io/upgrades/manual): k3s upgrades one minor at a time and is never
 // downgraded in place; a release is vMAJOR.MINOR.PATCH+k3sN, newer N = newer build of that patch.
@@ -74,6 +74,52 @@ describe("deployedK3sVersionFrom", () => {
     expect(deployedK3sVersionFrom(null)).toEqual({ version: undefined, ignored: false });
     for (const output of ["v1.34.6", 1.34, { version: "v1.34.6+k3s1" }, ""]) {
       expect(deployedK3sVersionFrom(output), JSON.stringify(output)).toEqual({ version: undefined, ignored: true });
+    }
+  });
+});
+
+// Kubernetes' toleration rules, ported: k8s.io/api@v0.35.4: core/v1/toleration.go `ToleratesTaint`
+// (an empty effect or key matches any; "" and Equal compare values; Exists matches any value), and
+// the API server's validation (k8s.io/kubernetes: pkg/apis/core/validation `ValidateTolerations`:
+// an empty key needs operator Exists; Exists takes no value). SUC copies the Plan's tolerations
+// into the upgrade job's pod (rancher/system-upgrade-controller: pkg/upgrade/job/job.go).
+type Toleration = { key?: string; operator?: string; value?: string; effect?: string };
+type Taint = { key: string; value?: string; effect: string };
+const tolerates = (t: Toleration, taint: Taint): boolean =>
+  (!t.effect || t.effect === taint.effect) &&
+  (!t.key || t.key === taint.key) &&
+  (t.operator === "Exists" ? true : (t.operator ?? "") === "" || t.operator === "Equal" ? (t.value ?? "") === (taint.value ?? "") : false);
+const tolerationProblem = (t: Toleration): string | undefined =>
+  !t.key && t.operator !== "Exists" ? "an empty key needs operator Exists" : t.operator === "Exists" && t.value ? "Exists takes no value" : undefined;
+
+describe("k3sServerPlan's tolerations", () => {
+  const tolerations = (k3sServerPlan("v1.34.6+k3s1").spec as { tolerations: Toleration[] }).tolerations;
+  const toleratedBy = (taint: Taint) => tolerations.some((t) => tolerates(t, taint));
+
+  it("are valid for the API server", () => {
+    expect(tolerations.map(tolerationProblem).filter(Boolean)).toEqual([]);
+  });
+
+  it("let the upgrade job onto servers with the taints dedicated k3s servers carry, whatever their value", () => {
+    // docs.k3s.io (datastore/ha-embedded, dedicated server nodes): --node-taint CriticalAddonsOnly=true:NoExecute;
+    // the control-plane role taint as kubeadm sets it (no value) or with k3s' role label value "true".
+    for (const taint of [
+      { key: "CriticalAddonsOnly", value: "true", effect: "NoExecute" },
+      { key: "CriticalAddonsOnly", effect: "NoSchedule" },
+      { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" },
+      { key: "node-role.kubernetes.io/control-plane", value: "true", effect: "NoSchedule" },
+    ]) {
+      expect(toleratedBy(taint), JSON.stringify(taint)).toBe(true);
+    }
+  });
+
+  it("do not tolerate other taints (a node not ready, under pressure, or reserved for something else)", () => {
+    for (const taint of [
+      { key: "node.kubernetes.io/not-ready", effect: "NoExecute" },
+      { key: "node.kubernetes.io/disk-pressure", effect: "NoSchedule" },
+      { key: "example.com/dedicated", value: "gpu", effect: "NoSchedule" },
+    ]) {
+      expect(toleratedBy(taint), JSON.stringify(taint)).toBe(false);
     }
   });
 });
