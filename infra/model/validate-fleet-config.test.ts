@@ -574,7 +574,10 @@ describe("parseFleetConfig: errors name the key path, the value and what is allo
   });
 
   it("accepts the nodes subnet the message suggests, and refuses one bit less", () => {
+    // 3 control-plane servers and 8 workers, each with a rollout surge, and the load balancer: 14
+    // addresses, one more than a /28's 13 usable ones.
     const raw = baseline();
+    pool0(raw).replicas = 8;
     raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: "10.10.0.0/30" };
     const suggested = Number(/allowed: \/(\d+) or larger/.exec(messageAt(toInput(raw), "tenants[0].network.nodesSubnetCidr"))![1]);
     raw.tenants[0]!.network = { nodesCidr: "10.10.0.0/16", nodesSubnetCidr: `10.10.0.0/${suggested}` };
