@@ -1,7 +1,13 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { catalog, type MinorRange } from "./catalog";
-import { describeConstraints, intersectRanges, managementKubernetesConstraints, type KubernetesConstraint } from "./compatibility";
+import {
+  clusterApiCreatesKubeletApiAdmin,
+  describeConstraints,
+  intersectRanges,
+  managementKubernetesConstraints,
+  type KubernetesConstraint,
+} from "./compatibility";
 import { compareMinors } from "./kubernetes-version";
 
 const constraint = (min: string, max: string): KubernetesConstraint => ({ component: `c${min}-${max}`, range: { min, max } });
@@ -53,6 +59,50 @@ describe("the management cluster's range", () => {
     const k3sMinor = /^v(\d+\.\d+)\./.exec(catalog.k3s.version)![1]!;
     expect(compareMinors(k3sMinor, range.min)).toBeGreaterThanOrEqual(0);
     expect(compareMinors(k3sMinor, range.max)).toBeLessThanOrEqual(0);
+  });
+});
+
+describe("the constraints' names in messages", () => {
+  it("name each component with a version the catalog pins, and describeConstraints keeps them apart", () => {
+    const pins = JSON.stringify(catalog);
+    for (const mode of ["hetzner", "existing"] as const) {
+      const constraints = managementKubernetesConstraints(mode);
+      for (const { component } of constraints) {
+        const version = /\bv?\d+\.\d+\.\d+\b/.exec(component)?.[0];
+        expect(version, component).toBeDefined();
+        expect(pins, component).toContain(`"${version}"`);
+        expect(component.replace(version ?? "", "").trim(), component).not.toBe("");
+      }
+      expect(new Set(constraints.map((c) => c.component)).size).toBe(constraints.length);
+      expect(describeConstraints(constraints).split(", ")).toHaveLength(constraints.length);
+    }
+  });
+});
+
+// CAPI creates the ClusterRole system:kubelet-api-admin from the listed patch of each release line on;
+// lines newer than the table always do, older ones never (the table's own rule).
+describe("clusterApiCreatesKubeletApiAdmin", () => {
+  const table = { "1.13": "v1.13.2", "1.9": "v1.9.5", "1.11": "v1.11.11" };
+
+  it("compares a listed line's patch with its minimum", () => {
+    expect(clusterApiCreatesKubeletApiAdmin("v1.11.11", table)).toBe(true);
+    expect(clusterApiCreatesKubeletApiAdmin("v1.11.10", table)).toBe(false);
+    expect(clusterApiCreatesKubeletApiAdmin("v1.9.5", table)).toBe(true);
+  });
+
+  it("takes the newest line numerically, whatever the table's order: newer lines do, older unlisted ones do not", () => {
+    expect(clusterApiCreatesKubeletApiAdmin("v1.14.0", table)).toBe(true);
+    expect(clusterApiCreatesKubeletApiAdmin("v1.12.0", table)).toBe(false);
+    expect(clusterApiCreatesKubeletApiAdmin("v1.10.0", table)).toBe(false);
+    expect(clusterApiCreatesKubeletApiAdmin("v1.8.0", table)).toBe(false);
+  });
+
+  it("refuses what is not a version, and uses the catalog's table by default", () => {
+    expect(clusterApiCreatesKubeletApiAdmin("main", table)).toBe(false);
+    expect(clusterApiCreatesKubeletApiAdmin("main")).toBe(false);
+    for (const [line, minimum] of Object.entries(catalog.kubeletApiAdminRule.minimumClusterApi)) {
+      expect(clusterApiCreatesKubeletApiAdmin(minimum), line).toBe(true);
+    }
   });
 });
 
