@@ -46,6 +46,10 @@ function robfigAccepts(expressions: readonly string[]): boolean[] {
 
 const handPicked = [
   "0 */6 * * *", "*/15 * * * *", "30 2 * * sun", "0 0 1 jan,jul *", "0 0 * * MON-FRI", "5-10/2 0,12 1-15 * ?", "@daily", "@hourly",
+  // whitespace as strings.Fields reads it; the bounds of every field; numbers and names in the named fields
+  " 0 */6 * * *", "0  */6\t* * * ", "0 0 1 1 0", "59 23 31 12 6", "0 0 1 5 *", "0 0 * * 3", "0 0 * JAN-mar sun-sat",
+  // malformed items: two slashes, two hyphens, a non-numeric step, values that are not numbers
+  "1/2/3 * * * *", "1-2-3 * * * *", "0 5/1x * * *", "5a * * * *", "a5 * * * *", "123 * * * *", "0 0 * foo *", "0 0 * * funday",
   "0 24 * * *", "60 * * * *", "0 0 0 * *", "0 0 * 13 *", "0 0 * * 7", "0 */0 * * *", "0 5-1 * * *", "0 */6 * *", "0 */6 * * * *", "@every", "", "x * * * *",
 ];
 
@@ -67,6 +71,16 @@ function looserThanRobfig(check: (text: string) => string | undefined, expressio
   const verdicts = robfigAccepts(expressions);
   return expressions.filter((text, index) => check(text) === undefined && !verdicts[index]);
 }
+
+describe("cronScheduleProblem's messages", () => {
+  it("name the field, and offer names only where the field takes them", () => {
+    const month = cronScheduleProblem("0 0 * foo *") ?? "";
+    const minute = cronScheduleProblem("x * * * *") ?? "";
+    expect(month).toMatch(/month field "foo" .*or a name/);
+    expect(minute).toMatch(/minute field "x" [^;]*number;/);
+    expect(minute).not.toMatch(/or a name/);
+  });
+});
 
 describe("management.backups.schedule against robfig/cron (what k3s runs)", () => {
   it("agrees with robfig on hand-picked schedules", (context) => {
