@@ -179,11 +179,12 @@ function withFirst(...extra: FixtureResource[]): FixtureResource[] {
 }
 
 describe("classOf", () => {
-  it("finds the class in the namespace the Cluster's classRef names, not a same-named one elsewhere", () => {
-    const fleet = withFirst({ type: resourceTypes.clusterClass, name: "decoy-class", props: {} });
+  it("finds the class the Cluster's classRef names, not a same-named one in another namespace or another class in the same one", () => {
+    const fleet = withFirst({ type: resourceTypes.clusterClass, name: "decoy-class", props: {} }, { type: resourceTypes.clusterClass, name: "decoy-name", props: {} });
     const real = fixture(fleet, "cluster-class").props;
-    const decoy = fixture(fleet, "decoy-class");
-    decoy.props = { metadata: { ...(real.metadata as object), namespace: "team-a" }, spec: { kubernetesVersions: ["v1.30.0"] } };
+    const metadata = real.metadata as { name: string; namespace: string };
+    fixture(fleet, "decoy-class").props = { metadata: { ...metadata, namespace: "team-a" }, spec: { kubernetesVersions: ["v1.30.0"] } };
+    fixture(fleet, "decoy-name").props = { metadata: { ...metadata, name: `${metadata.name}-old` }, spec: { kubernetesVersions: ["v1.31.0"] } };
     const resources = engineViewOf(fleet).forResourceRules;
     const payments = clustersIn(resources).find(({ resource }) => resource.name === "cluster-payments")!.cluster;
     expect(classOf(resources, payments)).toEqual(clusterClassView(real));
