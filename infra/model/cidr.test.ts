@@ -240,6 +240,8 @@ describe("prefix bounds and containment, against ipaddr.js", () => {
     expect(cidrContains(mustParseCidr("10.0.0.0/24"), mustParseCidr("10.0.0.255/32"))).toBe(true);
     expect(cidrContains(mustParseCidr("10.0.0.0/24"), mustParseCidr("10.0.0.0/23"))).toBe(false);
     expect(cidrContains(mustParseCidr("::/0"), mustParseCidr("10.0.0.0/8"))).toBe(false);
+    // Numerically the same range, but IPv4 and IPv6 addresses never overlap.
+    expect(cidrsOverlap(mustParseCidr("0.0.0.0/0"), mustParseCidr("::/96"))).toBe(false);
   });
 });
 

@@ -57,6 +57,7 @@ export function kubeconfigServer(text: string): { server: string; credentials: K
   } catch {
     return { problem: "is not valid YAML; expected the contents of a kubeconfig file" };
   }
+  // Stryker disable next-line ConditionalExpression: equivalent, a scalar (a path, a number) has no clusters list either
   if (typeof parsed !== "object" || parsed === null || !Array.isArray((parsed as KubeconfigDocument).clusters)) {
     return { problem: "is not a kubeconfig: it has no clusters list (give the file contents, not its path)" };
   }
