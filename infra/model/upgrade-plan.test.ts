@@ -587,3 +587,49 @@ describe("upgrade plan properties", () => {
     );
   });
 });
+
+// CAPI's version.Compare(a, b, WithBuildTags()), which orders ClusterClass spec.kubernetesVersions:
+// the cases of sigs.k8s.io/cluster-api@v1.12.10: util/version/version_test.go (TestCompare), observed
+// through the list rule "each version greater than the one before" (internal/webhooks/clusterclass.go).
+// 2 = different but unorderable (two non-numeric build identifiers): the webhook lets list order decide.
+describe("build identifiers order the ClusterClass list as CAPI's version.Compare does", () => {
+  it.each<[string, string, -1 | 0 | 1 | 2]>([
+    ["1.2.3+xyz.1", "1.2.3+xyz.2", -1],
+    ["v1.20.1-alpha.1+xyz.1", "v1.20.1-alpha.1+xyz.2", -1],
+    ["v1.20.1+xyz.1", "v1.20.1+xyz.2", -1],
+    ["v1.20.1+xyz.1", "v1.20.1+xyz.1", 0],
+    ["v1.20.1+xyz.3", "v1.20.1+xyz.2", 1],
+    ["v1.20.1+xyz.1.0", "v1.20.1+xyz.1.1", -1],
+    ["v1.20.1+xyz.1.1", "v1.20.1+xyz.2", -1],
+    ["v1.20.1+xyz.1.1", "v1.20.1+xyz.1", 1],
+    ["v1.20.1+xyz.a", "v1.20.1+xyz.b", 2],
+    ["v1.20.1+xyz.a", "v1.20.1+xyz.a", 0],
+    ["v1.20.1+xyz.1", "v1.20.1+xyz.abc", -1],
+    // beyond upstream's table: numbers compare as numbers, of any size
+    ["v1.20.1+9", "v1.20.1+10", -1],
+    ["v1.20.1+99999999999999999999", "v1.20.1+100000000000000000000", -1],
+  ])("%s vs %s: %i", (a, b, want) => {
+    const refusedAfter = (first: string, second: string) => /must be greater than/.test(validateKubernetesVersionsList([first, second]) ?? "");
+    // [a, b] is refused when b is not greater than a; [b, a] when a is not greater than b.
+    expect([refusedAfter(a, b), refusedAfter(b, a)]).toEqual(
+      want === -1 ? [false, true] : want === 1 ? [true, false] : want === 0 ? [true, true] : [false, false],
+    );
+  });
+
+  it("names the previous version with its build metadata as written", () => {
+    expect(validateKubernetesVersionsList(["v1.30.0+foo.1", "v1.30.0+foo.1"])).toContain("must be greater than v1.30.0+foo.1;");
+  });
+
+  it("treats another build of the same patch as another version: the control plane moves to it", () => {
+    const list = ["v1.30.0+foo.1", "v1.30.0+foo1"];
+    expect(computeUpgradePlan({ controlPlaneVersion: list[0]!, desiredVersion: list[1]!, kubernetesVersions: list }).controlPlaneUpgrades).toEqual([list[1]]);
+  });
+});
+
+describe("UpgradePlanError", () => {
+  it("carries its class's name, so a log line says which error it is", () => {
+    const error = errorOf(() => computeUpgradePlan({ controlPlaneVersion: "v1.30.0", desiredVersion: "latest" }));
+    expect(error.name).toBe(UpgradePlanError.name);
+    expect(String(error).startsWith(`${UpgradePlanError.name}: `)).toBe(true);
+  });
+});

