@@ -225,7 +225,9 @@ export function declaredView(resources: readonly PolicyResource[]): PolicyResour
   const declared = new Map<string, Props>();
   for (const component of resources.filter(isFleetComponent)) {
     const entries: unknown = component.props[declaredOutputName];
+    // Stryker disable next-line ArrayDeclaration: equivalent, a filler entry has no urn and declares nothing
     for (const entry of Array.isArray(entries) ? entries.map(record) : []) {
+      // Stryker disable next-line ConditionalExpression: equivalent as `true`, a non-string urn matches no resource (URNs are strings)
       if (typeof entry.urn === "string") declared.set(entry.urn, record(entry.props));
     }
   }
