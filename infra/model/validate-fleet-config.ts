@@ -179,8 +179,12 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
       ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
       : [];
   });
-  // A missing secret always came with a problem, so this only guards the types.
-  if (problems.length > 0 || !management || tenants.length !== settings.tenants.length) {
+  if (problems.length > 0) {
+    throw new FleetConfigError(input.stack, problems);
+  }
+  // A missing secret always came with a problem, so this only narrows the types.
+  // Stryker disable next-line ConditionalExpression,LogicalOperator: equivalent, never true without a problem above (the "true" variant is killed)
+  if (!management || tenants.length !== settings.tenants.length) {
     throw new FleetConfigError(input.stack, problems);
   }
   return {
@@ -522,6 +526,7 @@ function readManagement(
   }
   secrets.rejectUnused(configKeys.hcloudToken, "hcloud:token", "management.mode: hetzner");
   secrets.rejectUnused(configKeys.etcdS3Credentials, "etcdS3Credentials", "management.mode: hetzner and management.backups");
+  // Stryker disable next-line StringLiteral: equivalent, read only after a valid kubeconfig has set it
   let apiServerUrl = "";
   const kubeconfig = secrets.read(configKeys.managementKubeconfig, "managementKubeconfig", (text) => {
     const found = kubeconfigServer(text);
@@ -859,7 +864,8 @@ function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] 
   }
   const servers = peakServerCount(tenant);
   const pods = mustParseCidr(tenant.network.podsCidr);
-  const nodeRanges = pods.prefixLength <= limits.nodeMask ? 2 ** (limits.nodeMask - pods.prefixLength) : 0;
+  // Read only when the pods range is at least one node's range (the first branch below takes the rest).
+  const nodeRanges = 2 ** (limits.nodeMask - pods.prefixLength);
   if (pods.prefixLength > limits.nodeMask) {
     problems.push({
       path: `${at}.network.podsCidr`,
