@@ -1,5 +1,5 @@
 // The first pass of `npm run mutation` (scripts/mutation.mjs): only the unit tests of the mutated
-// code and the components, which take seconds. Mutants they kill keep that result; the second pass
+// code (infra/model, policies), which take seconds and never run the whole program. Mutants they kill keep that result; the second pass
 // (vitest.mutation.config.mts, the whole suite) re-runs every other mutant against all the tests
 // that cover it, so the final score is the whole suite's. The split only saves time: a mutant a
 // unit test kills never starts an API server, CAPI's managers or the Pulumi engine.
@@ -8,4 +8,4 @@ import whole from "./vitest.mutation.config.mjs";
 
 // Not mergeConfig: it would append to the whole suite's `include`, not replace it.
 const wholeTest = whole["test"] as ViteUserConfig["test"];
-export default { ...whole, test: { ...wholeTest, include: ["{infra/model,policies,components}/**/*.test.ts"] } } satisfies ViteUserConfig;
+export default { ...whole, test: { ...wholeTest, include: ["{infra/model,policies}/**/*.test.ts"] } } satisfies ViteUserConfig;

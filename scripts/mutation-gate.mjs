@@ -140,8 +140,8 @@ function main() {
   writeFileSync(path.join(repoRoot, gateIncrementalFile), JSON.stringify(seed));
   const minutes = Number(process.env["MUTATION_GATE_MINUTES"] ?? "45");
   const passArgs = ["--mutate", [...touched.keys()].join(","), "--incrementalFile", gateIncrementalFile];
-  // The quick pass of `npm run mutation` (scripts/mutation.mjs): the unit tests of infra/model,
-  // policies and components. The whole pass would start the Pulumi engine or an API server for
+  // The quick pass of `npm run mutation` (scripts/mutation.mjs): the unit tests of infra/model
+  // and policies. The whole pass would start the Pulumi engine or an API server for
   // every surviving mutant, minutes each here: beyond CI's budget (docs/testing.md).
   const result = runPass("quick", passArgs, { timeout: minutes * 60_000, killSignal: "SIGINT" });
   if (result.signal || (result.error && "code" in result.error && result.error.code === "ETIMEDOUT")) {

@@ -5,7 +5,7 @@
  * report, so that the score is the whole suite's without running the whole suite for every mutant.
  *
  * 1. Quick pass (`CAPI_FLEET_MUTATION_PASS=quick`, vitest.mutation.quick.config.mts): the unit
- *    tests of infra/model, policies and components. Most mutants die here in a second or two.
+ *    tests of infra/model and policies. Most mutants die here in a second or two.
  * 2. Whole pass (vitest.mutation.config.mts, the suite of `npm test`): StrykerJS reuses a killed
  *    mutant's result only while the test that killed it still covers it unchanged
  *    (`@stryker-mutator/core`: src/mutants/incremental-differ.ts, `mutantCanBeReused`), and runs

@@ -1,7 +1,5 @@
 import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
-import { runStack } from "../../tests/fleet-run";
-import { engineViewOfRegistrations } from "../../tests/policy-resources";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
@@ -76,16 +74,6 @@ describe("csi-reclaim-policy-delete", () => {
       'HelmChartProxy tenant-payments/hcloud-csi (tenant "payments"): valuesTemplate storageClasses is not a list, so its StorageClasses cannot be checked.',
     ]);
   });
-
-  it("fires in a real run: the prod program with one tenant's storage.reclaimPolicy Retain, which validation accepts", async () => {
-    const { registrations } = await runStack("prod", (values) => {
-      const tenants = JSON.parse(values["capi-fleet:tenants"]!) as { name: string; storage?: Record<string, unknown> }[];
-      tenants[1]!.storage = { ...tenants[1]!.storage, reclaimPolicy: "Retain" };
-      values["capi-fleet:tenants"] = JSON.stringify(tenants);
-    });
-    const violations = await evaluate([rule], engineViewOfRegistrations(registrations));
-    expect(violations.map((violation) => violation.message)).toEqual([expect.stringContaining('(tenant "analytics"): StorageClass "hcloud-volumes" has reclaimPolicy Retain')]);
-  }, 120_000);
 
   it("accepts values without storageClasses, and a proxy without valuesTemplate (the chart's own StorageClass: Delete)", async () => {
     const fleet = cloneFixtures(baseline);
