@@ -14,8 +14,8 @@
  * then runs on exactly those files (`--mutate`), seeded with the report's results for them: only
  * mutants in changed code, covered by changed tests, or without a result in the report run (the
  * quick pass of `npm run mutation`, scripts/mutation.mjs); the others keep the report's result.
- * It exits 1 when the mutation score of those files together is below `thresholds.break`
- * (stryker.config.mjs), and prints the score per file.
+ * It exits 1 when the mutation score of those files together, or of any one of them, is below
+ * `thresholds.break` (stryker.config.mjs), and prints the score per file.
  *
  * `--list` prints the touched files and stops. MUTATION_GATE_MINUTES (default 45) bounds the run,
  * so CI stays within its 90 minutes. Not seen as a change: test helpers without tests of their own
@@ -149,7 +149,29 @@ function main() {
     return 1;
   }
   if (result.error) throw result.error;
-  return result.status ?? 1;
+  if (result.status !== 0) return result.status ?? 1;
+  // StrykerJS's break applies to the touched files together, where a well-tested file that a
+  // changed test merely covers can hide the file the change weakened: each file must reach it too.
+  /** @type {{ files: Record<string, { mutants: { status: string }[] }> }} */
+  const mutationReport = JSON.parse(readFileSync(path.join(repoRoot, config.jsonReporter?.fileName ?? "reports/mutation/mutation.json"), "utf8"));
+  const below = filesBelow(mutationReport, config.thresholds?.break ?? 0);
+  for (const { file, score } of below) console.error(`mutation gate: ${file} scores ${score.toFixed(2)}%, below the break threshold ${config.thresholds?.break}%`);
+  return below.length === 0 ? 0 : 1;
+}
+
+/**
+ * The files whose mutation score (killed and timed out over killed, timed out, survived and
+ * without coverage, as StrykerJS counts it) is below `threshold`; files without such mutants have
+ * no score.
+ */
+export function filesBelow(/** @type {{ files: Record<string, { mutants: { status: string }[] }> }} */ report, /** @type {number} */ threshold) {
+  return Object.entries(report.files).flatMap(([file, { mutants }]) => {
+    const count = (/** @type {string[]} */ statuses) => mutants.filter((mutant) => statuses.includes(mutant.status)).length;
+    const detected = count(["Killed", "Timeout"]);
+    const valid = detected + count(["Survived", "NoCoverage"]);
+    const score = (100 * detected) / valid;
+    return valid > 0 && score < threshold ? [{ file, score }] : [];
+  });
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === path.resolve(import.meta.filename)) process.exitCode = main();
