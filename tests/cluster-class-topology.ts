@@ -1,12 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { applyJsonPatch, type JsonPatch } from "./cluster-class-patches";
-import { repoRoot } from "./stack-files";
+import { buildGoProgram, cacheRoot } from "./go-programs";
 import type { Crd, CrdSource } from "./upstream-crds";
 
 // What CAPI's topology controller does with a ClusterClass for one Cluster, for unit tests that
@@ -32,36 +31,12 @@ export interface GoTemplateRenderer {
 }
 
 /**
- * Builds tests/go/capi-value-template from the Go module cache only (no proxy), once per source
- * content: the binary is kept in ~/.cache/capi-fleet, as the other built tools are.
+ * Builds tests/go/capi-value-template (tests/go-programs.ts).
  */
 export function buildGoTemplateRenderer(): GoTemplateRenderer | { unavailable: string } {
-  const source = path.join(repoRoot, "tests", "go", "capi-value-template");
-  const digest = createHash("sha256");
-  for (const file of readdirSync(source).sort()) digest.update(file).update(readFileSync(path.join(source, file)));
-  const cacheDir = path.join(cacheRoot(), "capi-value-template", digest.digest("hex").slice(0, 16));
-  const binary = path.join(cacheDir, "render");
-  if (!existsSync(binary)) {
-    const workDir = mkdtempSync(path.join(tmpdir(), "capi-fleet-value-template-"));
-    try {
-      cpSync(source, workDir, { recursive: true });
-      const build = spawnSync("go", ["build", "-o", "render", "."], {
-        cwd: workDir,
-        encoding: "utf8",
-        timeout: 240_000,
-        env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off", GOSUMDB: "off" },
-      });
-      if (build.error || build.status !== 0) {
-        return { unavailable: `CAPI's template rendering (text/template + sprig) could not be built from the Go module cache: ${build.error?.message ?? build.stderr.trim()}` };
-      }
-      mkdirSync(cacheDir, { recursive: true });
-      // Copied next to its place, then renamed: a concurrent test never runs a half-written binary.
-      cpSync(path.join(workDir, "render"), `${binary}.${process.pid}`);
-      renameSync(`${binary}.${process.pid}`, binary);
-    } finally {
-      rmSync(workDir, { recursive: true, force: true });
-    }
-  }
+  const built = buildGoProgram("capi-value-template");
+  if ("unavailable" in built) return { unavailable: `CAPI's template rendering (text/template + sprig): ${built.unavailable}` };
+  const binary = built.binary;
   // The same template with the same data renders the same: each distinct request runs once, and
   // the requests of one call go to one process.
   const rendered = new Map<string, { value: unknown } | { error: string }>();
@@ -97,7 +72,6 @@ function goModCache(): string {
 }
 
 /** The cache root of scripts/kube-apiserver-toolchain and scripts/toolchain. */
-const cacheRoot = () => process.env["CAPI_FLEET_CACHE"] ?? path.join(process.env["XDG_CACHE_HOME"] ?? path.join(homedir(), ".cache"), "capi-fleet");
 
 /** The CRD documents of a YAML file, parsed once per file content (a CRD of CAPI's kubeadm kinds is 400 kB of YAML). */
 function crdsOfFile(file: string): Crd[] {

@@ -1,11 +1,8 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import fc from "fast-check";
 import ipaddr from "ipaddr.js";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../tests/stack-files";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildGoProgram } from "../../tests/go-programs";
 import { cidrContains, cidrsOverlap, familiesCoveredEntirely, firstSubnet, hostAddress, isPrivateIpv4, mustParseCidr, parseCidr, type Cidr } from "./cidr";
 
 const ipv4Prefix = fc
@@ -87,22 +84,11 @@ describe("cidr", () => {
 // Whatever parseCidr accepts, Go accepts as the same prefix; what it calls host bits, Go reads
 // with host bits and the suggested network is Go's.
 
-let workDir: string | undefined;
 let goParser: string | undefined;
 beforeAll(() => {
-  workDir = mkdtempSync(path.join(tmpdir(), "capi-fleet-cidr-"));
-  cpSync(path.join(repoRoot, "tests", "go", "net-parse-cidr"), workDir, { recursive: true });
-  const build = spawnSync("go", ["build", "-o", "parse", "."], {
-    cwd: workDir,
-    encoding: "utf8",
-    timeout: 120_000,
-    env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off", GOSUMDB: "off" },
-  });
-  if (!build.error && build.status === 0) goParser = path.join(workDir, "parse");
+  const built = buildGoProgram("net-parse-cidr", 120_000);
+  if ("binary" in built) goParser = built.binary;
 }, 150_000);
-afterAll(() => {
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
 
 type GoReading = { ok: false } | { ok: true; bits: number; prefixLength: number; network: bigint; hostBitsClear: boolean };
 

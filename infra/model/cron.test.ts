@@ -1,10 +1,7 @@
 import { spawnSync } from "node:child_process";
-import { cpSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import fc from "fast-check";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../tests/stack-files";
+import { beforeAll, describe, expect, it } from "vitest";
+import { buildGoProgram } from "../../tests/go-programs";
 import { cronScheduleProblem } from "./cron";
 
 // management.backups.schedule against the parser that runs it: k3s schedules its etcd snapshots
@@ -12,29 +9,14 @@ import { cronScheduleProblem } from "./cron";
 // parser.go `ParseStandard`), built here from the Go module cache (tests/go/robfig-cron-parse).
 // The config check may be stricter than robfig, never looser: whatever it accepts, k3s accepts.
 
-let workDir: string | undefined;
 let parser: string | undefined;
 let unavailable = "";
 
 beforeAll(() => {
-  workDir = mkdtempSync(path.join(tmpdir(), "capi-fleet-cron-"));
-  cpSync(path.join(repoRoot, "tests", "go", "robfig-cron-parse"), workDir, { recursive: true });
-  const build = spawnSync("go", ["build", "-o", "parse", "."], {
-    cwd: workDir,
-    encoding: "utf8",
-    timeout: 120_000,
-    // Offline: only the module cache (the proxy is not asked; go.sum is written in the temp copy).
-    env: { ...process.env, GOFLAGS: "-mod=mod", GOPROXY: "off", GOSUMDB: "off" },
-  });
-  if (build.error || build.status !== 0) {
-    unavailable = `robfig/cron v3.0.1 could not be built from the Go module cache: ${build.error?.message ?? build.stderr.trim()}`;
-  } else {
-    parser = path.join(workDir, "parse");
-  }
+  const built = buildGoProgram("robfig-cron-parse", 120_000);
+  if ("binary" in built) parser = built.binary;
+  else unavailable = `robfig/cron v3.0.1: ${built.unavailable}`;
 }, 150_000);
-afterAll(() => {
-  if (workDir) rmSync(workDir, { recursive: true, force: true });
-});
 
 /** robfig's verdict per expression: true = accepted. */
 function robfigAccepts(expressions: readonly string[]): boolean[] {
