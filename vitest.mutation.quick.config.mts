@@ -1,8 +1,9 @@
 // The first pass of `npm run mutation` (scripts/mutation.mjs): only the unit tests of the mutated
 // code (infra/model, policies), which take seconds and never run the whole program. Mutants they
 // kill keep that result; the second pass (vitest.mutation.config.mts, the whole suite) re-runs
-// every other mutant against all the tests that cover it, so the final score is the whole suite's. The split only saves time: a mutant a
-// unit test kills never starts an API server, CAPI's managers or the Pulumi engine.
+// every other mutant against all the tests that cover it, so the final score is the whole suite's.
+// The split only saves time: a mutant a unit test kills never starts an API server, CAPI's
+// managers or the Pulumi engine.
 import type { ViteUserConfig } from "vitest/config";
 import whole from "./vitest.mutation.config.mjs";
 
