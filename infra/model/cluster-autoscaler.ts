@@ -150,7 +150,11 @@ export function clusterAutoscalerValues(target: ClusterAutoscalerTarget): Record
     clusterAPIWorkloadKubeconfigPath: `/etc/kubernetes/${kubeconfig.key}`,
     autoDiscovery: { clusterName: target.name, namespace: target.namespace },
     image: { tag: clusterAutoscalerImageTag(target.kubernetesVersion) },
-    rbac: { create: false, serviceAccount: { create: false, name: clusterAutoscalerServiceAccount } },
+    rbac: {
+      create: false,
+      // Stryker disable next-line BooleanLiteral: equivalent, the chart renders its ServiceAccount only with rbac.create too (templates/serviceaccount.yaml)
+      serviceAccount: { create: false, name: clusterAutoscalerServiceAccount },
+    },
     // The Deployment's name (the runbook's `kubectl logs`), instead of "<release>-clusterapi-cluster-autoscaler".
     fullnameOverride: clusterAutoscalerDeployment,
   };

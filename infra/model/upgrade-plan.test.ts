@@ -426,6 +426,75 @@ describe("validateKubernetesVersionsList", () => {
   ])("rejects $name", ({ list, problem }) => {
     expect(validateKubernetesVersionsList(list)).toContain(problem);
   });
+
+  it("reports every problem of a list, one after the other", () => {
+    expect(validateKubernetesVersionsList(["v1.30.0", "", "v1.31"])?.split("; ")).toEqual([
+      'spec.kubernetesVersions[1] ("") must be 1–256 characters long',
+      'spec.kubernetesVersions[2] ("v1.31"): version must be a valid semantic version',
+    ]);
+  });
+
+  it("suggests a release in between only for a gap, not for a list in the wrong order", () => {
+    expect(validateKubernetesVersionsList(["v1.31.0", "v1.30.0"])).not.toContain("in between");
+  });
+
+  // The verdict is cached per array (the catalog's list is validated on every plan): an array
+  // changed in place must be judged again.
+  it("judges a list again after it changed in place", () => {
+    const list = ["v1.30.0", "v1.31.0"];
+    expect(validateKubernetesVersionsList(list)).toBeUndefined();
+    list[1] = "v1.29.0";
+    expect(validateKubernetesVersionsList(list)).toContain("must be greater than v1.30.0");
+    list[1] = "v1.31.0";
+    expect(validateKubernetesVersionsList(list)).toBeUndefined();
+    list.push("v1.33.0");
+    expect(validateKubernetesVersionsList(list)).toContain("add a 1.32 release in between");
+  });
+});
+
+describe("upgrade plan errors name the version at fault", () => {
+  it.each<{ input: UpgradePlanInput; names: string }>([
+    { input: { desiredVersion: "next", controlPlaneVersion: "v1.30.0" }, names: 'desired (Cluster spec.topology.version) version "next"' },
+    { input: { desiredVersion: "v1.31.0", controlPlaneVersion: "1.30" }, names: 'control-plane version "1.30"' },
+    { input: { desiredVersion: "v1.31.0", controlPlaneVersion: "v1.30.0", workersVersion: "v1.30" }, names: 'workers version "v1.30"' },
+  ])("names $names", ({ input, names }) => {
+    expect(errorOf(() => computeUpgradePlan(input)).message).toContain(`${names} is not a valid semantic version`);
+  });
+
+  it("names a worker's version when picking the lowest", () => {
+    expect(errorOf(() => minimumWorkersVersion(["v1.30.0", "latest"], "v1.30.0")).message).toContain('worker version "latest"');
+  });
+
+  it("names the checked plan's versions with the same words", () => {
+    const versions = { desiredVersion: "v1.31.0", controlPlaneVersion: "v1.30.0" };
+    expect(errorOf(() => defaultAndValidateUpgradePlans({ ...versions, desiredVersion: "v1.31" }, ["v1.31"])).message).toContain("desired (Cluster spec.topology.version) version");
+    expect(errorOf(() => defaultAndValidateUpgradePlans({ ...versions, controlPlaneVersion: "1.30" }, ["v1.31.0"])).message).toContain('control-plane version "1.30"');
+    expect(errorOf(() => defaultAndValidateUpgradePlans({ ...versions, workersVersion: "x" }, ["v1.31.0"])).message).toContain('workers version "x"');
+  });
+
+  it("shows a one-version list as that version, a longer one as its range", () => {
+    const notListed = (list: string[]) => errorOf(() => computeUpgradePlan({ desiredVersion: "v1.31.5", controlPlaneVersion: "v1.30.0", kubernetesVersions: list })).message;
+    expect(notListed(["v1.30.0"])).toContain("spec.kubernetesVersions (v1.30.0);");
+    expect(notListed(["v1.30.0", "v1.31.0"])).toContain("spec.kubernetesVersions (v1.30.0 … v1.31.0);");
+  });
+
+  it("adds the versions-list hint only to control-plane plan problems", () => {
+    const lagging = errorOf(() =>
+      computeUpgradePlan({ controlPlaneVersion: "v1.32.0", workersVersion: "v1.28.0", desiredVersion: "v1.33.0", kubernetesVersions: ["v1.32.0", "v1.33.0"] }),
+    );
+    expect(lagging.code).toBe("invalid-workers-plan");
+    expect(lagging.message).not.toContain("plan taken from ClusterClass spec.kubernetesVersions");
+  });
+
+  it("says the control-plane version is unlisted only when it is", () => {
+    // Unordered builds of one patch: the list's order makes k3s2 → k3s1 a step backwards.
+    const listed = errorOf(() => computeUpgradePlan({ controlPlaneVersion: "v1.30.1+k3s2", desiredVersion: "v1.30.1+k3s1", kubernetesVersions: ["v1.30.1+k3s1", "v1.30.1+k3s2"] }));
+    expect(listed.code).toBe("invalid-control-plane-plan");
+    expect(listed.message).toContain("plan taken from ClusterClass spec.kubernetesVersions");
+    expect(listed.message).not.toContain("is not listed");
+    const unlisted = errorOf(() => computeUpgradePlan({ controlPlaneVersion: "v1.31.0", desiredVersion: "v1.31.1", kubernetesVersions: ["v1.31.1"] }));
+    expect(unlisted.message).toContain("the control-plane version v1.31.0 is not listed, add it");
+  });
 });
 
 describe("upgradeCampaign", () => {

@@ -1,0 +1,239 @@
+// The port against the planner it ports: Cluster API's own upgrade_plan.go, built from the Go module
+// cache (tests/go/capi-upgrade-plan; sigs.k8s.io/cluster-api@v1.12.10:
+// exp/topology/desiredstate/upgrade_plan.go and util/version/version.go). Random fleets of versions
+// (prefixes, patches, k3s builds, unlisted and lagging versions) go through both; the plans must
+// be the same, and whatever CAPI refuses, the port refuses.
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import Ajv from "ajv";
+import fc from "fast-check";
+import { beforeAll, describe, expect, it } from "vitest";
+import { crdSchema } from "../../tests/cluster-class-patches";
+import { crdFiles } from "../../tests/cluster-class-topology";
+import { buildGoProgram } from "../../tests/go-programs";
+import { repoRoot } from "../../tests/stack-files";
+import { crdSources } from "../../tests/upstream-crds";
+import { catalog } from "./catalog";
+import {
+  computeUpgradePlan,
+  defaultAndValidateUpgradePlans,
+  minimumWorkersVersion,
+  UpgradePlanError,
+  validateKubernetesVersionsList,
+  type UpgradePlan,
+} from "./upgrade-plan";
+
+let capiPlanner: string | undefined;
+let unavailable = "";
+beforeAll(() => {
+  // CAPI's planner package pulls in client-go and controller-runtime: a cold build takes minutes,
+  // and a cold module cache is filled from the Go module proxy.
+  const built = buildGoProgram("capi-upgrade-plan", 900_000, { fromProxy: true });
+  if ("binary" in built) capiPlanner = built.binary;
+  else unavailable = built.unavailable;
+}, 960_000);
+
+interface CapiAnswer {
+  controlPlanePlan: string[] | null;
+  workersPlan: string[] | null;
+  minWorkers: string;
+  comparison: number;
+  error?: string;
+}
+
+function askCapi(requests: readonly object[]): CapiAnswer[] {
+  if (!capiPlanner) throw new Error(`CAPI's planner is not available: ${unavailable}`);
+  const result = spawnSync(capiPlanner, [], { input: requests.map((r) => JSON.stringify(r)).join("\n") + "\n", encoding: "utf8", timeout: 60_000 });
+  const lines = result.stdout.trimEnd().split("\n");
+  expect(lines, result.stderr).toHaveLength(requests.length);
+  return lines.map((line) => JSON.parse(line) as CapiAnswer);
+}
+
+function permutations<T>(items: readonly T[]): T[][] {
+  if (items.length <= 1) return [[...items]];
+  return items.flatMap((item, i) => permutations([...items.slice(0, i), ...items.slice(i + 1)]).map((rest) => [item, ...rest]));
+}
+
+/** The port's answer in the oracle's terms: a plan, or the UpgradePlanError it threw. */
+function portAnswer(run: () => UpgradePlan): UpgradePlan | UpgradePlanError {
+  try {
+    return run();
+  } catch (error) {
+    if (error instanceof UpgradePlanError) return error;
+    throw error;
+  }
+}
+
+const versionText = fc
+  .record({
+    prefix: fc.constantFrom("v", "v", ""),
+    minor: fc.integer({ min: 28, max: 36 }),
+    patch: fc.integer({ min: 0, max: 3 }),
+    build: fc.constantFrom("", "", "", "+k3s1", "+k3s2", "+2"),
+  })
+  .map(({ prefix, minor, patch, build }) => `${prefix}1.${minor}.${patch}${build}`);
+
+/** A ClusterClass list the webhook accepts: minors without gaps, each with ascending patches. */
+const kubernetesVersionsList = fc
+  .record({
+    first: fc.integer({ min: 28, max: 32 }),
+    patchesPerMinor: fc.array(fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 }), { minLength: 1, maxLength: 6 }),
+    prefix: fc.constantFrom("v", ""),
+    build: fc.constantFrom("", "+k3s1"),
+  })
+  .map(({ first, patchesPerMinor, prefix, build }) =>
+    patchesPerMinor.flatMap((patches, i) => [...patches].sort((a, b) => a - b).map((patch) => `${prefix}1.${first + i}.${patch}${build}`)),
+  );
+
+/** A cluster to plan for: desired, control plane and workers mostly from the list, sometimes anywhere. */
+const planInput = kubernetesVersionsList.chain((list) =>
+  fc.record({
+    list: fc.constant(list),
+    listed: fc.boolean(),
+    desired: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...list) }, { weight: 1, arbitrary: versionText }),
+    controlPlane: fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...list) }, { weight: 1, arbitrary: versionText }),
+    workers: fc.array(fc.oneof({ weight: 4, arbitrary: fc.constantFrom(...list, "") }, { weight: 1, arbitrary: versionText }), { maxLength: 3 }),
+  }),
+);
+
+describe("the upgrade planner, against Cluster API's own (tests/go/capi-upgrade-plan)", () => {
+  it("asks the Cluster API the fleet runs", () => {
+    const goMod = readFileSync(path.join(repoRoot, "tests", "go", "capi-upgrade-plan", "go.mod"), "utf8");
+    expect(goMod).toMatch(new RegExp(`^\\s*sigs\\.k8s\\.io/cluster-api ${catalog.clusterApi.version.replace(/\./g, "\\.")}$`, "m"));
+  });
+
+  it("picks the workers' version CAPI picks: the lowest, unordered builds resolved against the control plane", () => {
+    // Few versions, many builds of one patch: the order of k3s1 and k3s2 is unknown to CAPI.
+    const nearby = fc.constantFrom("v1.31.0", "1.31.0+k3s1", "v1.31.0+k3s1", "v1.31.0+k3s2", "v1.31.0+2", "v1.31.1+k3s1", "v1.30.5+k3s2", "");
+    const inputs = fc.sample(fc.record({ controlPlane: nearby.filter((v) => v !== ""), workers: fc.array(nearby, { maxLength: 4 }) }), { numRuns: 2000, seed: 41 });
+    const answers = askCapi(inputs.map((input) => ({ op: "compute", desired: "v1.32.0", controlPlane: input.controlPlane, workers: input.workers })));
+    inputs.forEach((input, i) => {
+      const answer = answers[i]!;
+      // CAPI walks its MachineDeployments map in Go's random order, and with unordered builds the
+      // order decides: the port, walking its list, must give CAPI's answer for one of the orders.
+      const ours = new Set(permutations(input.workers).map((order) => minimumWorkersVersion(order, input.controlPlane) ?? ""));
+      expect([...ours], JSON.stringify({ ...input, capi: answer })).toContain(answer.minWorkers);
+    });
+  });
+
+  it("plans what CAPI plans, and refuses what CAPI refuses", () => {
+    const inputs = fc.sample(planInput, { numRuns: 3000, seed: 42 });
+    const answers = askCapi(
+      inputs.map((input) => ({
+        op: "compute",
+        desired: input.desired,
+        controlPlane: input.controlPlane,
+        workers: input.workers,
+        kubernetesVersions: input.listed ? input.list : [],
+      })),
+    );
+    let planned = 0;
+    let refusedByBoth = 0;
+    inputs.forEach((input, i) => {
+      const answer = answers[i]!;
+      const context = JSON.stringify({ ...input, capi: answer });
+      const ours = portAnswer(() =>
+        computeUpgradePlan({
+          desiredVersion: input.desired,
+          controlPlaneVersion: input.controlPlane,
+          workersVersion: minimumWorkersVersion(input.workers, input.controlPlane),
+          kubernetesVersions: input.listed ? input.list : undefined,
+        }),
+      );
+      if (ours instanceof UpgradePlanError) {
+        // The Cluster webhook's rules (internal/webhooks/cluster.go) stop these before the planner runs.
+        if (ours.code === "downgrade" || ours.code === "version-not-listed") return;
+        // Upstream wraps a nil error when the workers lag more than 3 minors: no plan, no error (see the port).
+        if (ours.code === "invalid-workers-plan" && !answer.error && !answer.workersPlan?.length) return;
+        expect(answer.error, context).toBeTruthy();
+        refusedByBoth++;
+        return;
+      }
+      expect(answer.error, context).toBeUndefined();
+      expect(ours, context).toEqual({ controlPlaneUpgrades: answer.controlPlanePlan ?? [], workersUpgrades: answer.workersPlan ?? [] });
+      planned++;
+    });
+    // The sample reaches both outcomes often, not by luck.
+    expect(planned).toBeGreaterThan(500);
+    expect(refusedByBoth).toBeGreaterThan(100);
+  });
+
+  it("accepts and defaults the plans an extension returns exactly as CAPI's DefaultAndValidateUpgradePlans does", () => {
+    // Half the plans walk the list forward from the control plane to the desired version, as a
+    // well-behaved extension would; the other half are any subsequences of it.
+    const plans = kubernetesVersionsList.chain((list) =>
+      fc.record({ from: fc.nat(list.length - 1), length: fc.nat(list.length), wellBehaved: fc.boolean() }).chain(({ from, length, wellBehaved }) => {
+        const to = Math.min(list.length - 1, from + length);
+        const forward = list.slice(from + 1, to);
+        return fc.record({
+          desired: fc.constant(list[to]!),
+          controlPlane: wellBehaved ? fc.constant(list[from]!) : fc.oneof(fc.constantFrom(...list), versionText),
+          minWorkers: fc.oneof(fc.constantFrom(...list.slice(0, from + 1)), fc.constantFrom(...list), fc.constant("")),
+          controlPlanePlan: wellBehaved ? fc.subarray(forward).map((steps) => (from === to ? [] : [...steps, list[to]!])) : fc.subarray(list),
+          workersPlan: fc.oneof(fc.constant([]), fc.subarray([list[from]!, ...forward, list[to]!])),
+        });
+      }),
+    );
+    const inputs = fc.sample(plans, { numRuns: 4000, seed: 43 });
+    const answers = askCapi(inputs.map((input) => ({ op: "validate", ...input })));
+    let accepted = 0;
+    let refused = 0;
+    inputs.forEach((input, i) => {
+      const answer = answers[i]!;
+      const context = JSON.stringify({ ...input, capi: answer });
+      const ours = portAnswer(() =>
+        defaultAndValidateUpgradePlans(
+          { desiredVersion: input.desired, controlPlaneVersion: input.controlPlane, workersVersion: input.minWorkers || undefined },
+          input.controlPlanePlan,
+          input.workersPlan,
+        ),
+      );
+      if (ours instanceof UpgradePlanError) {
+        if (ours.code === "downgrade" || (ours.code === "invalid-workers-plan" && !answer.error && !answer.workersPlan?.length)) return;
+        expect(answer.error, context).toBeTruthy();
+        refused++;
+        return;
+      }
+      expect(answer.error, context).toBeUndefined();
+      expect(ours.workersUpgrades, context).toEqual(answer.workersPlan ?? []);
+      accepted++;
+    });
+    expect(accepted).toBeGreaterThan(600);
+    expect(refused).toBeGreaterThan(1000);
+  });
+
+  it("orders a ClusterClass list as CAPI's version.Compare with build tags does", () => {
+    const pairs = fc.sample(fc.tuple(versionText, versionText), { numRuns: 3000, seed: 44 });
+    const answers = askCapi(pairs.map(([a, b]) => ({ op: "compare", a, b })));
+    pairs.forEach(([a, b], i) => {
+      // The webhook refuses an entry that is not greater than the one before (comparison -1 or 0).
+      const refusedAfter = /must be greater than/.test(validateKubernetesVersionsList([a, b]) ?? "");
+      const comparison = answers[i]!.comparison;
+      expect(refusedAfter, JSON.stringify({ a, b, comparison })).toBe(comparison === 1 || comparison === 0);
+    });
+  });
+});
+
+// The list's bounds are the ClusterClass CRD's (sigs.k8s.io/cluster-api@v1.12.10:
+// config/crd/bases/cluster.x-k8s.io_clusterclasses.yaml, spec.kubernetesVersions), read from the module cache.
+describe("validateKubernetesVersionsList, against the ClusterClass CRD's bounds", () => {
+  it("reports a count or length problem exactly when the CRD schema refuses the list", () => {
+    const capi = crdSources.find((source) => source.module === "sigs.k8s.io/cluster-api")!;
+    const crds = crdFiles(capi, ["cluster.x-k8s.io_clusterclasses.yaml"]);
+    if ("unavailable" in crds) throw new Error(crds.unavailable);
+    const schema = crdSchema(crds, "cluster.x-k8s.io/v1beta2", "ClusterClass") as { properties: { spec: { properties: Record<string, object> } } };
+    const spec = schema.properties.spec;
+    const crdAccepts = new Ajv({ strict: false }).compile(spec.properties["kubernetesVersions"]!);
+    // Ascending, gap-free versions whose only possible problem is a count or a length.
+    const lists = fc.sample(
+      fc.record({ count: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 98, max: 102 })), padding: fc.integer({ min: 240, max: 260 }) }),
+      { numRuns: 300, seed: 45 },
+    );
+    for (const { count, padding } of lists) {
+      const list = Array.from({ length: count }, (_, patch) => `v1.30.${patch}+${"b".repeat(padding - `v1.30.${patch}+`.length)}`);
+      const problem = validateKubernetesVersionsList(list);
+      expect(problem !== undefined, `${count} versions of ${padding} characters: ${problem}`).toBe(!crdAccepts(list));
+    }
+  });
+});
