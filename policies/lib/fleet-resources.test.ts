@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { declaredOutputName } from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
-import { at, cloneFixtures, engineViewOf, fixture, type FixtureResource } from "../testing/harness";
+import { at, cloneFixtures, engineViewOf, fixture, fixtureUrn, type FixtureResource } from "../testing/harness";
 import {
   classOf,
   clusterClassView,
@@ -236,6 +236,20 @@ describe("declaredView", () => {
     expect(named("drain-payments").dependencies).toContain(cluster);
     expect(cluster.parent).toBe(named("tenant-payments"));
     expect(named("deployed-state").props).toEqual(fixture(fleet, "deployed-state").outputs);
+  });
+
+  it("reads declarations from the fleet's components only, and skips entries that are not objects", () => {
+    const fleet = cloneFixtures(baselineFleet());
+    const clusterUrn = fixtureUrn(fixture(fleet, "cluster-payments"));
+    const component = fixture(fleet, "tenant-payments").outputs!;
+    const declared = (component[declaredOutputName] as { urn: string }[]).filter((entry) => entry.urn !== clusterUrn);
+    component[declaredOutputName] = [null, "text", [clusterUrn], ...declared];
+    // A custom resource whose live outputs happen to hold a `declared` list declares nothing.
+    fixture(fleet, "cluster-edge").props[declaredOutputName] = [{ urn: clusterUrn, props: { forged: true } }];
+    const afterUp = engineViewOf(fleet).forStackRules.map((resource) => (resource.type.startsWith("kubernetes:") ? { ...resource, props: fixture(fleet, resource.name).props } : resource));
+    const view = declaredView(afterUp);
+    expect(view.find((resource) => resource.name === "cluster-payments")!.props).toEqual({});
+    expect(view.find((resource) => resource.name === "drain-payments")!.props).toEqual(fixture(fleet, "drain-payments").props);
   });
 
   it("leaves an object no component declared empty, even when the engine shows its own props (as after `up`)", () => {

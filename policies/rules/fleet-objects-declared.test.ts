@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { allRules } from "../rules";
-import { resourceTypes } from "../lib/fleet-resources";
+import { declaredKinds, resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { cloneFixtures, evaluate, fixtureUrn } from "../testing/harness";
 import { fleetObjectsDeclared as rule } from "./fleet-objects-declared";
@@ -22,6 +22,10 @@ describe("fleet-objects-declared", () => {
       expect.objectContaining({ policy: "fleet-objects-declared", level: "mandatory", urn: fixtureUrn(stray) }),
     ]);
     expect(violations[0]!.message).toContain(`${resourceTypes.cluster} stray is not declared by any capi-fleet component`);
+    // The message says which kinds must go through a component, one by one.
+    const kinds = /Kinds that must be declared: (.+)\.$/.exec(violations[0]!.message)?.[1]?.split(", ");
+    expect(kinds).toEqual(declaredKinds);
+    expect(kinds).toContain(resourceTypes.cluster);
   });
 
   it("reports a component that stopped declaring its child (the ClusterClass)", async () => {

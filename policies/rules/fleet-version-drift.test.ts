@@ -24,6 +24,15 @@ describe("fleet-version-drift", () => {
     expect(violations[0]!.message).toContain('tenant "edge" (Cluster tenant-edge/edge): v1.33.10 is 3 minors behind the newest tenant (at most 2)');
   });
 
+  it("leaves out a tenant whose version is not known yet (a preview's unknown output), not failing on it", async () => {
+    const fleet = cloneFixtures(baseline);
+    delete at(fixture(fleet, "cluster-analytics").props, "spec", "topology").version;
+    at(fixture(fleet, "cluster-edge").props, "spec", "topology").version = "v1.30.0";
+    const violations = await evaluate([rule], fleet);
+    // Measured against the newest known tenant (payments), not against the unknown one.
+    expect(violations.map((violation) => violation.message)).toEqual([expect.stringMatching(/v1\.30\.0 is \d+ minors behind the newest tenant/)]);
+  });
+
   it("reads maxMinorsBehind from the config", async () => {
     const violations = await evaluate([rule], baseline, { "fleet-version-drift": { maxMinorsBehind: 1 } });
     expect(violations).toHaveLength(1);

@@ -39,9 +39,9 @@ describe("kubelet-api-admin-patches", () => {
   it("also checks the ClusterClass list", async () => {
     const fleet = cloneFixtures(baseline);
     at(fixture(fleet, "core-provider").props, "spec").version = "v1.12.7";
-    at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.34.8", "v1.35.3"];
+    at(fixture(fleet, "cluster-class").props, "spec").kubernetesVersions = ["v1.33.10", "v1.34.8", "v1.34.9", "v1.35.3"];
     const violations = await evaluate([rule], fleet);
     expect(violations).toHaveLength(1);
-    expect(violations[0]!.message).toContain("ClusterClass capi-fleet-system/hetzner-caren: spec.kubernetesVersions v1.34.8 need Cluster API ≥ v1.11.11 (1.11 line), v1.12.8 (1.12 line), v1.13.2 (1.13 line), found v1.12.7");
+    expect(violations[0]!.message).toContain("ClusterClass capi-fleet-system/hetzner-caren: spec.kubernetesVersions v1.34.8, v1.34.9 need Cluster API ≥ v1.11.11 (1.11 line), v1.12.8 (1.12 line), v1.13.2 (1.13 line), found v1.12.7");
   });
 });

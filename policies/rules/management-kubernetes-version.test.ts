@@ -29,8 +29,12 @@ describe("management-kubernetes-version", () => {
     expect(violation?.message).toContain("management.kubernetesVersion v1.30.4 is outside 1.34–1.36");
   });
 
-  it("refuses a version it cannot parse", async () => {
+  it("refuses a version it cannot parse, in the form the mode expects", async () => {
     const [violation] = await evaluate([rule], withSettings({ mode: "hetzner", k3sVersion: "v1.34.6" }));
     expect(violation?.message).toContain('management.k3sVersion "v1.34.6" is not a k3s release (vX.Y.Z+k3sN)');
+    const [existing] = await evaluate([rule], withSettings({ mode: "existing", kubernetesVersion: "1.35" }));
+    expect(existing?.message).toContain('management.kubernetesVersion "1.35" is not a Kubernetes version (vX.Y.Z)');
+    const [missing] = await evaluate([rule], withSettings({ mode: "existing" }));
+    expect(missing?.message).toContain('management.kubernetesVersion "" is not a Kubernetes version');
   });
 });

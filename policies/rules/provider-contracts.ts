@@ -19,7 +19,7 @@ export const providerContracts = stackRule({
   validate: (resources, _config, report) => {
     const { clusterApi, caph, caren } = installedVersions(resources);
     const capi = clusterApi === undefined ? null : release(clusterApi);
-    if (clusterApi === undefined || !capi) return; // no CAPI in this stack: nothing to be compatible with
+    if (!capi) return; // no CAPI in this stack: nothing to be compatible with
     const caphRelease = caph === undefined ? null : release(caph);
     if (caphRelease) {
       if (semver.satisfies(caphRelease, catalog.caph.v1beta1OnlyReleases) && semver.gte(capi, catalog.clusterApi.v1beta1RemovedIn)) {

@@ -43,6 +43,14 @@ describe("tenant-has-hcloud-ccm", () => {
     expect(violations[0]!.message).toContain("Keep the TenantCluster's CCM proxy and the Cluster's labels");
   });
 
+  it("reads a missing namespace as Kubernetes' default on the proxy and on the Cluster alike", async () => {
+    const fleet = mutated((resources) => {
+      delete at(fixture(resources, "ccm-payments").props, "metadata").namespace;
+      delete at(fixture(resources, "cluster-payments").props, "metadata").namespace;
+    });
+    expect(await evaluate([rule], fleet)).toEqual([]);
+  });
+
   it("accepts a proxy that selects the Cluster by matchExpressions", async () => {
     const fleet = mutated((resources) => {
       at(fixture(resources, "ccm-payments").props, "spec").clusterSelector = {
