@@ -1,3 +1,4 @@
+import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { carenExtensionNames, carenPatchGeneration } from "./caren-extensions";
 import { catalog } from "./catalog";
@@ -24,6 +25,25 @@ describe("carenPatchGeneration", () => {
     ["latest", /is not a release tag/],
   ])("refuses %s rather than guessing", (version, message) => {
     expect(() => carenPatchGeneration(version)).toThrow(message);
+  });
+
+  it("lists the releases it knows, range by range, when it refuses one", () => {
+    const message = (() => {
+      try {
+        carenPatchGeneration("v0.51.0");
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return "";
+    })();
+    const known = /\(known: (.+?)\)\. /.exec(message)?.[1]?.split("; ") ?? [];
+    expect(known.length).toBeGreaterThan(1);
+    // Each listed range is one the table answers for, and together they cover every release it knows.
+    for (const [version, generation] of [["v0.33.4", 4], ["v0.41.8", 5], ["v0.50.0", 6]] as const) {
+      expect(known.filter((range) => semver.satisfies(version, range)), version).toHaveLength(1);
+      expect(carenPatchGeneration(version)).toBe(generation);
+    }
+    expect(message).toContain("metapatch_handler.go");
   });
 });
 

@@ -34,6 +34,15 @@ describe("cidr", () => {
     expect(typeof parseCidr(text)).toBe("string");
   });
 
+  // Go reads these too; the config keeps to the form everyone writes.
+  it.each(["10.0.0.0/08", "10.0.0.0/0008", "10.0.0.0/00"])("rejects the zero-padded prefix length in %j", (text) => {
+    expect(parseCidr(text)).toBe(`"${text}" is not a CIDR; use the form 10.0.0.0/16 (or 2001:db8::/32)`);
+  });
+
+  it("accepts an IPv4-mapped IPv6 prefix, dotted part and all, as Go does", () => {
+    expect(parseCidr("::ffff:10.0.0.0/104")).toMatchObject({ family: "ipv6", prefixLength: 104 });
+  });
+
   it("knows the RFC 1918 ranges", () => {
     expect(isPrivateIpv4(mustParseCidr("172.20.0.0/16"))).toBe(true);
     expect(isPrivateIpv4(mustParseCidr("172.32.0.0/16"))).toBe(false);

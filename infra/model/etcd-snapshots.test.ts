@@ -1,3 +1,6 @@
+import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { stringify } from "yaml";
 import { describe, expect, it } from "vitest";
 import {
@@ -9,6 +12,7 @@ import {
   etcdSnapshotK3sConfig,
 } from "./etcd-snapshots";
 import type { EtcdBackupSettings } from "./fleet-config";
+import { repoRoot } from "../../tests/stack-files";
 
 // What k3s reads, from its sources at the pinned release line (the Go module proxy refuses the
 // k3s module here, so they cannot be read at test time; tests/k3s-flags.test.ts checks the emitted
@@ -80,6 +84,21 @@ describe("etcdSnapshotDropinDrift", () => {
     for (const deployedServers of [undefined, null, [], {}, "mgmt-1", { length: 1 }]) {
       expect(etcdSnapshotDropinDrift(undefined, deployedServers, next), JSON.stringify(deployedServers)).toBeUndefined();
     }
+  });
+
+  it("says nothing for an existing management cluster: the fleet runs no servers of its own there", () => {
+    expect(etcdSnapshotDropinDrift(stringify(etcdSnapshotK3sConfig(backups)), servers, undefined)).toBeUndefined();
+  });
+
+  it("gives a command the operator can run, as the runbook it cites shows it", () => {
+    const warning = etcdSnapshotDropinDrift(undefined, servers, etcdSnapshotK3sConfig(backups)) ?? "";
+    const [, script, subcommand, section] = /node (scripts\/\S+) (\S+) --stack <stack> --server <public ip> \(docs\/operations\.md, section (\d+)\)$/.exec(warning) ?? [];
+    const help = spawnSync(process.execPath, [path.join(repoRoot, script!), "--help"], { encoding: "utf8" });
+    expect(help.status).toBe(0);
+    expect(help.stdout).toMatch(new RegExp(`<[^>]*\\b${subcommand}\\b[^>]*> --stack <stack> --server <address>`));
+    const runbook = readFileSync(path.join(repoRoot, "docs", "operations.md"), "utf8");
+    const sectionText = runbook.split(/^## /m).find((part) => part.startsWith(`${section}. `)) ?? "";
+    expect(sectionText).toContain(`node ${script} ${subcommand} --stack`);
   });
 
   it("treats a deployed value that is not YAML text as no drop-in", () => {
