@@ -9,4 +9,8 @@ import whole from "./vitest.mutation.config.mjs";
 
 // Not mergeConfig: it would append to the whole suite's `include`, not replace it.
 const wholeTest = whole["test"] as ViteUserConfig["test"];
-export default { ...whole, test: { ...wholeTest, include: ["{infra/model,policies}/**/*.test.ts"] } } satisfies ViteUserConfig;
+// Plus the one test that can judge the autoscaler's Role (infra/model/cluster-autoscaler.ts): its
+// rules against a real API server, about 15 s, covering no other file; without it the gate could
+// never reuse the whole pass's verdict on those rules.
+const include = ["{infra/model,policies}/**/*.test.ts", "tests/cluster-autoscaler-rbac.test.ts"];
+export default { ...whole, test: { ...wholeTest, include } } satisfies ViteUserConfig;
