@@ -16,6 +16,8 @@ import {
   registryCredentialsSecretName,
 } from "./caren-cluster-config";
 import type { TenantSettings } from "./fleet-config";
+import { classVariables } from "./hetzner-cluster-class";
+import { tenantTopologyVariables } from "./tenant-cluster";
 import { parseFleetConfig } from "./validate-fleet-config";
 
 // The clusterConfig fields the program maps from the stack config, against the schema CAREN
@@ -57,8 +59,11 @@ function variants(): [string, TenantSettings][] {
   ];
 }
 
-/** The clusterConfig fields this module writes, as the class's variable carries them. */
-const clusterConfigOf = (tenant: TenantSettings) => ({ addons: { cni: carenCniConfig(tenant) }, ...carenClusterSettings(tenant) });
+/** The clusterConfig variable the tenant's Cluster carries (tenant-cluster.ts composes it from this module's fields). */
+const clusterConfigOf = (tenant: TenantSettings) =>
+  tenantTopologyVariables({ ...tenant, namespace: tenant.name }).find((variable) => variable.name === classVariables.clusterConfig)!.value as {
+    addons: { cni: unknown; nfd?: unknown };
+  };
 
 function leafPointers(value: unknown, pointer: string): string[] {
   if (Array.isArray(value) && value.length > 0) return value.flatMap((item, index) => leafPointers(item, `${pointer}/${index}`));
@@ -106,6 +111,10 @@ describe("what CAREN receives", () => {
         users?: { name: string; sshAuthorizedKeys: string[]; sudo?: string }[];
       };
       expect(settings.kubeProxy?.mode, name).toBe(kubeProxyModeOf(tenant));
+      const addons = clusterConfigOf(tenant).addons;
+      expect(addons.cni, name).toEqual(carenCniConfig(tenant));
+      // The tenant's NFD choice, as CAREN's addons.nfd (absent: CAREN installs no NFD).
+      expect(addons.nfd, name).toEqual(tenant.nfd && { strategy: tenant.nfd.strategy });
       expect(settings.ntp?.servers, name).toEqual(tenant.ntp?.servers);
       expect(settings.proxy, name).toEqual(
         tenant.proxy && JSON.parse(JSON.stringify({ http: tenant.proxy.http, https: tenant.proxy.https, additionalNo: tenant.proxy.additionalNoProxy })),

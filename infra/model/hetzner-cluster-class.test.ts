@@ -263,6 +263,21 @@ function stackTenants(): TenantClusterSettings[] {
   });
 }
 
+/**
+ * The stacks' tenants, and each again with every placement group flipped and an SSH key (the stacks
+ * leave the defaults: control-plane group on, pool groups off, no key).
+ */
+function variedTenants(): TenantClusterSettings[] {
+  const tenants = stackTenants();
+  const varied = tenants.map((tenant) => ({
+    ...tenant,
+    sshKeyName: tenant.sshKeyName ? undefined : "ops",
+    controlPlane: { ...tenant.controlPlane, placementGroup: !tenant.controlPlane.placementGroup },
+    workers: tenant.workers.map((pool) => ({ ...pool, placementGroup: !pool.placementGroup })),
+  }));
+  return [...tenants, ...varied];
+}
+
 const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
 const validators = new Map<string, ValidateFunction>();
 
@@ -407,7 +422,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
   it("renders, for every tenant and pool, templates the providers accept, with the tenant's settings where CAPH reads them", (context) => {
     if (!renderer || crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
     const { spec, templates } = built();
-    const tenants = stackTenants();
+    const tenants = variedTenants();
     expect(tenants.length).toBeGreaterThan(1);
     for (const tenant of tenants) {
       const topology = topologyOf(tenant);
@@ -426,6 +441,14 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
         expect(lbEnabled).toBe(true);
         expect(cluster.hcloudNetwork).toMatchObject({ enabled: true, networkZone: tenantNetworkZone(tenant) });
         expect((cluster.sshKeys.hcloud ?? []).map((key) => key.name)).toEqual(tenant.sshKeyName ? [tenant.sshKeyName] : []);
+        // The hcloud CCM initialises every node, so each kubelet runs with --cloud-provider=external
+        // (kubernetes.io: docs/tasks/administer-cluster/running-cloud-controller, "Running cloud-controller-manager").
+        type Registration = { nodeRegistration: { kubeletExtraArgs?: { name: string; value: string }[] } };
+        const kubeadm = templateSpec<{ kubeadmConfigSpec: { initConfiguration: Registration; joinConfiguration: Registration } }>(rendered.controlPlane).kubeadmConfigSpec;
+        const workerJoin = templateSpec<{ joinConfiguration: Registration }>(rendered.workerBootstrap).joinConfiguration;
+        for (const registration of [kubeadm.initConfiguration, kubeadm.joinConfiguration, workerJoin]) {
+          expect(registration.nodeRegistration.kubeletExtraArgs).toContainEqual({ name: "cloud-provider", value: "external" });
+        }
         const controlPlaneMachine = templateSpec<MachineSpec>(rendered.controlPlaneMachine);
         const workerMachine = templateSpec<MachineSpec>(rendered.workerMachine);
         expect(controlPlaneMachine).toMatchObject({ type: tenant.controlPlane.machineType, imageName: tenant.image });
@@ -501,7 +524,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
   it("accepts the tenants' values and refuses values CAPH does not know, in each variable's schema", () => {
     const { spec } = built();
     const schemaOf = (name: string) => ajv.compile(spec.variables.find((variable) => variable.name === name)!.schema.openAPIV3Schema);
-    for (const tenant of stackTenants()) {
+    for (const tenant of variedTenants()) {
       const topology = topologyOf(tenant);
       const all = [...topology.variables, ...topology.workers.machineDeployments.flatMap((deployment) => deployment.variables.overrides)];
       for (const variable of all.filter((candidate) => candidate.name !== classVariables.clusterConfig)) {

@@ -1,7 +1,10 @@
 import Ajv from "ajv";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
+import { crdSchema } from "../../tests/cluster-class-patches";
+import { crdFiles } from "../../tests/cluster-class-topology";
 import { readStackConfig } from "../../tests/stack-files";
+import { crdSources } from "../../tests/upstream-crds";
 import { carenExtensionNames, loadBalancerGcAnnotation } from "./caren-extensions";
 import { poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { catalog } from "./catalog";
@@ -215,6 +218,26 @@ describe("the hcloud CCM and CSI HelmChartProxies", () => {
       }
     }
     expect(tenantClusterManifest(tenant).metadata.labels).toMatchObject({ [tenantLabels.hcloudCcm]: "true", [tenantLabels.hcloudCsi]: "true" });
+  });
+
+  it("are objects CAAPH's CRD serves and accepts, each with its own name the API server accepts", (context) => {
+    const caaph = crdSources.find((source) => source.module === "sigs.k8s.io/cluster-api-addon-provider-helm")!;
+    const crds = crdFiles(caaph, ["addons.cluster.x-k8s.io_helmchartproxies.yaml"]);
+    if ("unavailable" in crds) return context.skip(`UNVERIFIED: ${crds.unavailable}`);
+    // k8s.io/apimachinery@v0.34.3: pkg/util/validation/validation.go, IsDNS1123Subdomain (object names).
+    const dns1123Subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+    for (const tenant of tenants) {
+      const proxies = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)];
+      for (const proxy of proxies) {
+        const schema = crdSchema(crds, proxy.apiVersion, proxy.kind);
+        expect(schema, `${proxy.apiVersion} ${proxy.kind}`).toBeDefined();
+        const validate = new Ajv({ strict: false, allErrors: true, validateFormats: false }).compile(schema!);
+        expect(validate(proxy), JSON.stringify(validate.errors)).toBe(true);
+        expect(proxy.metadata.name.length).toBeLessThanOrEqual(253);
+        expect(proxy.metadata.name).toMatch(dns1123Subdomain);
+      }
+      expect(new Set(proxies.map((proxy) => proxy.metadata.name)).size).toBe(proxies.length);
+    }
   });
 
   it("install the catalog's charts into kube-system", () => {
