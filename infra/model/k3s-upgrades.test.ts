@@ -57,6 +57,8 @@ describe("k3sUpgradeProblem", () => {
   it("has nothing to say before the first deployment, for the running version, or for a target the config check reports", () => {
     expect(k3sUpgradeProblem(undefined, "v1.34.6+k3s1")).toBeUndefined();
     expect(k3sUpgradeProblem("v1.34.6+k3s1", "v1.34.6+k3s1")).toBeUndefined();
+    // Whatever runs, asking for it again changes nothing (the target's own check reports a bad value).
+    expect(k3sUpgradeProblem("v1.34.6", "v1.34.6")).toBeUndefined();
     expect(k3sUpgradeProblem("v1.30.0+k3s1", "latest")).toBeUndefined();
   });
 

@@ -84,6 +84,7 @@ export function k3sServerPlan(version: string): Record<string, unknown> {
 
 /** Orders k3s releases: version, then the k3s revision (v1.34.6+k3s2 is newer than +k3s1). */
 function compareK3s(a: KubernetesVersion, b: KubernetesVersion): number {
+  // Stryker disable next-line Regex: equivalent, the build is always k3sN (parseK3sVersion)
   const revision = (version: KubernetesVersion) => Number(version.build?.replace(/^k3s/, "") ?? 0);
   return a.major - b.major || a.minor - b.minor || a.patch - b.patch || revision(a) - revision(b);
 }
@@ -102,6 +103,7 @@ export function k3sUpgradeProblem(deployed: string | undefined, target: string):
   const to = parseK3sVersion(target);
   if (!from) return `the deployed version ${JSON.stringify(deployed)} recorded in the stack outputs is not a k3s release`;
   if (!to) return undefined; // the config schema and management-kubernetes-version report the target itself
+  // Stryker disable next-line EqualityOperator: equivalent, two different release texts are two different releases (parseK3sVersion)
   if (compareK3s(to, from) < 0) {
     return `${target} would downgrade the servers from the deployed ${deployed}; k3s is never downgraded in place`;
   }

@@ -20,8 +20,10 @@ describe("kubernetes versions", () => {
     expect(minorOf(parseK3sVersion(text)!)).toBe(minor);
   });
 
-  it("rejects k3s releases without the suffix", () => {
-    expect(parseK3sVersion("v1.34.6")).toBeUndefined();
+  it("rejects k3s releases without the suffix, or with a build number k3s never uses", () => {
+    for (const text of ["v1.34.6", "v1.34.6+k3s", "v1.34.6+k3s0", "v1.34.6+k3s01", "v1.34.6+rke2r1"]) {
+      expect(parseK3sVersion(text), text).toBeUndefined();
+    }
   });
 
   it("orders minors numerically", () => {

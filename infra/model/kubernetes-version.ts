@@ -11,7 +11,8 @@ export interface KubernetesVersion {
 }
 
 const kubernetesVersionPattern = /^v(\d+)\.(\d+)\.(\d+)$/;
-const k3sVersionPattern = /^v(\d+)\.(\d+)\.(\d+)\+(k3s\d+)$/;
+// k3s numbers its builds of a patch k3s1, k3s2, … (never k3s0 or k3s01): one text per release.
+const k3sVersionPattern = /^v(\d+)\.(\d+)\.(\d+)\+(k3s[1-9]\d*)$/;
 
 /** Parses vMAJOR.MINOR.PATCH; returns undefined for anything else (no leading-v tolerance: CAPI wants the v). */
 export function parseKubernetesVersion(text: string): KubernetesVersion | undefined {

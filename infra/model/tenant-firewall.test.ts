@@ -90,6 +90,16 @@ describe("the tenant firewall's rules", () => {
     expect(ssh(tenantFirewallRules({ nodesCidr, adminCidrs: [], sshKeyName: "ops" }))).toEqual([]);
   });
 
+  it("hold no rule that admits no one", () => {
+    for (const options of [
+      { nodesCidr, adminCidrs: [], sshKeyName: "ops" },
+      { nodesCidr, adminCidrs, sshKeyName: "ops" },
+      { nodesCidr, adminCidrs, sshKeyName: undefined },
+    ]) {
+      expect(tenantFirewallRules(options).filter((rule) => rule.sourceIps.length === 0)).toEqual([]);
+    }
+  });
+
   it("keep the private network open between the nodes (Cilium, kubelet, etcd, the load balancers' targets)", () => {
     const rules = tenantFirewallRules({ nodesCidr, adminCidrs, sshKeyName: undefined });
     for (const protocol of ["tcp", "udp"] as const) {

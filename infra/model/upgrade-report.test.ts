@@ -58,6 +58,10 @@ describe("formatUpgradeCampaign", () => {
     expect(text.split("\n")[0]).toContain(list.join(", "));
     expect(text.split("\n").at(-1)).toMatch(/^2 of 3 tenant\(s\) .*: a, c\.$/);
     expect(text.split("\n").filter((line) => line.endsWith(": IMPOSSIBLE")).map((line) => line.split(":")[0])).toEqual(["a", "c"]);
+    // Each impossible upgrade is followed by why, as the planner says it.
+    const lines = text.split("\n");
+    const why = planTenantUpgrade("c", "v1.31.4", "v1.35.0", list);
+    expect(lines[lines.findIndex((line) => line.startsWith("c: ")) + 1]?.trim()).toBe("reason" in why ? why.reason : "");
   });
 
   it("counts every tenant when all plans are possible", () => {
