@@ -203,6 +203,17 @@ describe("the upgrade planner, against Cluster API's own (tests/go/capi-upgrade-
     expect(refused).toBeGreaterThan(1000);
   });
 
+  it("refuses, as CAPI does, workers whose build the plan cannot order", () => {
+    // The workers run a build that is neither the control plane's nor in its plan: CAPI cannot tell
+    // whether the target comes after it ("failer to determine version … order").
+    const input = { desired: "v1.31.0+k3s3", controlPlane: "v1.31.0+k3s2", workers: ["v1.31.0+k3s1"] };
+    const [answer] = askCapi([{ op: "compute", ...input }]);
+    expect(answer!.error).toBeTruthy();
+    const ours = portAnswer(() => computeUpgradePlan({ desiredVersion: input.desired, controlPlaneVersion: input.controlPlane, workersVersion: input.workers[0] }));
+    expect(ours).toBeInstanceOf(UpgradePlanError);
+    expect((ours as UpgradePlanError).message).toContain("cannot tell whether v1.31.0+k3s3 comes after v1.31.0+k3s1");
+  });
+
   it("orders a ClusterClass list as CAPI's version.Compare with build tags does", () => {
     const pairs = fc.sample(fc.tuple(versionText, versionText), { numRuns: 3000, seed: 44 });
     const answers = askCapi(pairs.map(([a, b]) => ({ op: "compare", a, b })));
@@ -224,7 +235,8 @@ describe("validateKubernetesVersionsList, against the ClusterClass CRD's bounds"
     if ("unavailable" in crds) throw new Error(crds.unavailable);
     const schema = crdSchema(crds, "cluster.x-k8s.io/v1beta2", "ClusterClass") as { properties: { spec: { properties: Record<string, object> } } };
     const spec = schema.properties.spec;
-    const crdAccepts = new Ajv({ strict: false }).compile(spec.properties["kubernetesVersions"]!);
+    const field = spec.properties["kubernetesVersions"] as { items: { maxLength: number } };
+    const crdAccepts = new Ajv({ strict: false }).compile(field);
     // Ascending, gap-free versions whose only possible problem is a count or a length.
     const lists = fc.sample(
       fc.record({ count: fc.oneof(fc.integer({ min: 0, max: 3 }), fc.integer({ min: 98, max: 102 })), padding: fc.integer({ min: 240, max: 260 }) }),
@@ -234,6 +246,8 @@ describe("validateKubernetesVersionsList, against the ClusterClass CRD's bounds"
       const list = Array.from({ length: count }, (_, patch) => `v1.30.${patch}+${"b".repeat(padding - `v1.30.${patch}+`.length)}`);
       const problem = validateKubernetesVersionsList(list);
       expect(problem !== undefined, `${count} versions of ${padding} characters: ${problem}`).toBe(!crdAccepts(list));
+      // A too long entry is reported as such (semver alone would call it invalid: it stops at 256 characters too).
+      if (count >= 1 && count <= 100 && padding > field.items.maxLength) expect(problem).toContain(`must be 1–${field.items.maxLength} characters long`);
     }
   });
 });

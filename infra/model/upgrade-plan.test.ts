@@ -322,7 +322,13 @@ describe("defaultAndValidateUpgradePlans", () => {
   it.each([
     { name: "an unparseable control-plane step", current: from130, controlPlane: ["foo"], given: [], message: 'invalid ControlPlane upgrade plan: item 0; "foo" is not a valid semantic version' },
     { name: "a control-plane step that is no upgrade", current: from130, controlPlane: ["v1.30.0"], given: [], message: "item 0; version v1.30.0 must be greater than v1.30.0" },
-    { name: "a control-plane step that skips a minor", current: from130, controlPlane: ["v1.32.1"], given: [], message: "item 0; expecting a version with minor 30 or 31, found version v1.32.1" },
+    {
+      name: "a control-plane step that skips a minor",
+      current: from130,
+      controlPlane: ["v1.32.1"],
+      given: [],
+      message: "item 0; expecting a version with minor 30 or 31, found version v1.32.1: the control plane cannot skip a minor, add a 1.31 release before it",
+    },
     { name: "a control-plane downgrade", current: from130, controlPlane: ["v1.31.1", "v1.30.0"], given: [], message: "item 1; version v1.30.0 must be greater than v1.31.1" },
     { name: "a control-plane plan that stops early", current: from130, controlPlane: ["v1.31.1", "v1.32.0"], given: [], message: "must end with version v1.33.1, ends with v1.32.0 instead" },
     { name: "a control-plane plan that overshoots", current: from130, controlPlane: [...fullPlan, "v1.34.1"], given: [], message: "must end with version v1.33.1, ends with v1.34.1 instead" },
@@ -390,6 +396,12 @@ describe("minimumWorkerRollouts", () => {
   ])("%s → %s takes %i rollouts", (from, to, rollouts) => {
     expect(minimumWorkerRollouts(from, to)).toBe(rollouts);
   });
+
+  it("refuses workers newer than the target, and names a version it cannot read", () => {
+    expect(errorOf(() => minimumWorkerRollouts("v1.31.0", "v1.30.0")).code).toBe("downgrade");
+    expect(errorOf(() => minimumWorkerRollouts("v1.31", "v1.32.0")).message).toContain('workers version "v1.31"');
+    expect(errorOf(() => minimumWorkerRollouts("v1.31.0", "next")).message).toContain('desired (Cluster spec.topology.version) version "next"');
+  });
 });
 
 // Ported from TestIsLowerThanMinVersion.
@@ -399,6 +411,8 @@ describe("minimumWorkersVersion", () => {
     { name: "lower", controlPlane: "v1.30.1", workerVersions: ["v1.30.1", "v1.29.0"], want: "v1.29.0" },
     { name: "lower pre-release", controlPlane: "v1.30.1-alpha.1", workerVersions: ["v1.30.1-alpha.1", "v1.30.1-alpha.0"], want: "v1.30.1-alpha.0" },
     { name: "unordered build tags: not the control plane's is lower", controlPlane: "v1.31.1+foo.2-bar.1", workerVersions: ["v1.31.1+foo.2-bar.1", "v1.31.1+foo.1-bar.1"], want: "v1.31.1+foo.1-bar.1" },
+    // upgrade_plan.go, isLowerThanMinVersion: with unordered builds, the control plane's own build is never the lower.
+    { name: "unordered build tags: the control plane's is not lower", controlPlane: "v1.31.1+k3s2", workerVersions: ["v1.31.1+k3s1", "v1.31.1+k3s2"], want: "v1.31.1+k3s1" },
     { name: "no versions set", controlPlane: "v1.31.1", workerVersions: ["", ""], want: undefined },
   ])("$name", ({ controlPlane, workerVersions, want }) => {
     expect(minimumWorkersVersion(workerVersions, controlPlane)).toBe(want);
@@ -435,7 +449,7 @@ describe("validateKubernetesVersionsList", () => {
   });
 
   it("suggests a release in between only for a gap, not for a list in the wrong order", () => {
-    expect(validateKubernetesVersionsList(["v1.31.0", "v1.30.0"])).not.toContain("in between");
+    expect(validateKubernetesVersionsList(["v1.31.0", "v1.30.0"])).toMatch(/expecting a version with minor 31 or 32, found version v1\.30\.0$/);
   });
 
   // The verdict is cached per array (the catalog's list is validated on every plan): an array
@@ -461,8 +475,19 @@ describe("upgrade plan errors name the version at fault", () => {
     expect(errorOf(() => computeUpgradePlan(input)).message).toContain(`${names} is not a valid semantic version`);
   });
 
-  it("names a worker's version when picking the lowest", () => {
+  it("names a worker's version when picking the lowest, and the control plane's", () => {
     expect(errorOf(() => minimumWorkersVersion(["v1.30.0", "latest"], "v1.30.0")).message).toContain('worker version "latest"');
+    expect(errorOf(() => minimumWorkersVersion(["v1.30.0"], "v1.30")).message).toContain('control-plane version "v1.30"');
+  });
+
+  it("lists every version a workers plan strays to, and every step a campaign never reaches", () => {
+    const versions = { controlPlaneVersion: "v1.30.0", workersVersion: "v1.30.0", desiredVersion: "v1.32.0" };
+    const strays = /versions (\S+) match neither/.exec(validateWorkersPlan(versions, ["v1.31.0", "v1.32.0"], ["v1.31.5", "v1.31.6", "v1.32.0"]) ?? "")?.[1];
+    expect(strays?.split(",")).toEqual(["v1.31.5", "v1.31.6"]);
+    const stranded = /steps (\S+) are never reached/.exec(
+      errorOf(() => upgradeCampaign(versions, { controlPlaneUpgrades: ["v1.31.0", "v1.32.0"], workersUpgrades: ["v1.32.0", "v1.31.0", "v1.30.9"] })).message,
+    )?.[1];
+    expect(stranded?.split(",")).toEqual(["v1.31.0", "v1.30.9"]);
   });
 
   it("names the checked plan's versions with the same words", () => {
@@ -490,8 +515,7 @@ describe("upgrade plan errors name the version at fault", () => {
     // Unordered builds of one patch: the list's order makes k3s2 → k3s1 a step backwards.
     const listed = errorOf(() => computeUpgradePlan({ controlPlaneVersion: "v1.30.1+k3s2", desiredVersion: "v1.30.1+k3s1", kubernetesVersions: ["v1.30.1+k3s1", "v1.30.1+k3s2"] }));
     expect(listed.code).toBe("invalid-control-plane-plan");
-    expect(listed.message).toContain("plan taken from ClusterClass spec.kubernetesVersions");
-    expect(listed.message).not.toContain("is not listed");
+    expect(listed.message).toMatch(/\(plan taken from ClusterClass spec\.kubernetesVersions: list a version for every minor from 1\.30 to 1\.30\)$/);
     const unlisted = errorOf(() => computeUpgradePlan({ controlPlaneVersion: "v1.31.0", desiredVersion: "v1.31.1", kubernetesVersions: ["v1.31.1"] }));
     expect(unlisted.message).toContain("the control-plane version v1.31.0 is not listed, add it");
   });

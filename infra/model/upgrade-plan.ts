@@ -123,7 +123,9 @@ function compareVersions(a: Version, b: Version): Comparison {
 }
 
 function compareBuildIdentifiers(a: readonly string[], b: readonly string[]): Comparison {
+  // Stryker disable next-line MethodExpression: equivalent, past the shorter list "" is numeric and sorts it first, as the length rule below does
   const shared = Math.min(a.length, b.length);
+  // Stryker disable next-line EqualityOperator: equivalent, one more round compares "" as above
   for (let i = 0; i < shared; i++) {
     // Stryker disable next-line StringLiteral: equivalent, i is below both lengths
     const comparison = compareBuildIdentifier(a[i] ?? "", b[i] ?? "");
@@ -148,6 +150,7 @@ function compareBuildIdentifier(a: string, b: string): Comparison {
     // Numbers of any size (BigInt("") is 0n, though semver build identifiers are never empty).
     const x = BigInt(a);
     const y = BigInt(b);
+    // Stryker disable next-line EqualityOperator: equivalent, equality is answered first
     return x === y ? 0 : x < y ? -1 : 1;
   }
   return a === b ? 0 : 2;
@@ -170,19 +173,26 @@ function listedRange(versions: readonly string[]): string {
  * joined with "; ", or undefined when the list is acceptable.
  */
 export function validateKubernetesVersionsList(list: readonly string[]): string | undefined {
-  // Every plan validates the list again, usually the same array (the catalog's): reuse the
-  // verdict while the array still holds what it held then.
-  const known = validatedLists.get(list);
-  if (known && known.snapshot.length === list.length && known.snapshot.every((text, index) => text === list[index])) {
-    return known.problem;
+  // Every plan validates the list again, usually the catalog's: reuse the verdict on the same content.
+  const key = JSON.stringify(list);
+  const known = listVerdicts.get(key);
+  // Stryker disable next-line ConditionalExpression,BlockStatement: equivalent, a cache miss computes the same verdict
+  if (known !== undefined) {
+    return known ?? undefined;
   }
   const problem = listProblems(list);
-  // Stryker disable next-line ArrayDeclaration: equivalent, an empty snapshot never matches a non-empty list, so the verdict is only recomputed
-  validatedLists.set(list, { snapshot: [...list], problem });
+  // Stryker disable next-line ConditionalExpression,EqualityOperator,BlockStatement: equivalent, the cap only bounds memory; a cleared cache recomputes
+  if (listVerdicts.size >= listVerdictsMax) {
+    // Stryker disable next-line CallExpression: equivalent, the cap only bounds memory; a cleared cache recomputes
+    listVerdicts.clear();
+  }
+  listVerdicts.set(key, problem ?? null);
   return problem;
 }
 
-const validatedLists = new WeakMap<readonly string[], { readonly snapshot: readonly string[]; readonly problem: string | undefined }>();
+/** Verdicts by list content (null: acceptable); bounded as parsedVersions is. */
+const listVerdicts = new Map<string, string | null>();
+const listVerdictsMax = 256;
 
 function listProblems(list: readonly string[]): string | undefined {
   if (list.length === 0) {
@@ -213,6 +223,7 @@ function listProblems(list: readonly string[]): string | undefined {
         problems.push(`${entry()}: version must be greater than ${previous.canonical}; list versions oldest first, each once`);
       }
       if (previous.minor !== version.minor && previous.minor + 1 !== version.minor) {
+        // Stryker disable next-line EqualityOperator,ArithmeticOperator: equivalent, here the minor is either below the previous one or more than one above
         const fix = version.minor > previous.minor + 1 ? `; add a ${minorName(previous, previous.minor + 1)} release in between` : "";
         problems.push(
           `${entry()}: expecting a version with minor ${previous.minor} or ${previous.minor + 1}, found version ${text}${fix}`,
@@ -323,14 +334,12 @@ function controlPlanePlanOneMinor(controlPlane: Version, desired: Version): stri
 
 /** The latest listed version of each minor after the control plane's, up to the desired one (GetUpgradePlanFromClusterClassVersions). */
 function controlPlanePlanFromKubernetesVersions(list: readonly string[], controlPlane: Version, desired: Version): string[] {
-  if (controlPlane.canonical === desired.canonical) {
-    return [];
-  }
   const candidates: Version[] = [];
   let started = false;
   let ended = false;
   for (const text of list) {
-    const version = parse(text, "ClusterClass spec.kubernetesVersions");
+    // The list was validated (validateKubernetesVersionsList) before it got here.
+    const version = tryParse(text)!;
     // Upstream sets `started` only after this check, so a listed version above an unlisted
     // control-plane version in the same minor is skipped; kept as is.
     if ((started && !ended) || (!started && version.minor > controlPlane.minor)) {
@@ -339,6 +348,7 @@ function controlPlanePlanFromKubernetesVersions(list: readonly string[], control
     if (version.canonical === controlPlane.canonical || compareVersions(controlPlane, version) === -1) {
       started = true;
     }
+    // Stryker disable next-line ConditionalExpression: equivalent, the desired version is listed (checked before), so equality ends the walk first
     if (version.canonical === desired.canonical || compareVersions(desired, version) === -1) {
       ended = true;
     }
@@ -356,8 +366,10 @@ function controlPlanePlanFromKubernetesVersions(list: readonly string[], control
   for (const version of candidates) {
     if (version.minor > currentMinor) {
       plan.push(version.text);
-    // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: equivalent, candidates never go below the current minor, and plan[-1] is no element
-    } else if (version.minor === currentMinor && plan.length > 0) {
+    } else if (
+      // Stryker disable next-line ConditionalExpression,LogicalOperator,EqualityOperator: equivalent, candidates never go below the current minor, and plan[-1] is no element
+      version.minor === currentMinor && plan.length > 0
+    ) {
       plan[plan.length - 1] = version.text;
     }
     currentMinor = version.minor;
@@ -441,9 +453,8 @@ function defaultWorkers(facts: ControlPlanePlanFacts & { readonly workers: Versi
     }
     plan.push(version);
   }
-  if (plan[plan.length - 1] !== versions.desiredVersion) {
-    plan.push(versions.desiredVersion);
-  }
+  // The steps above stay below the desired minor, so the target is always one more step.
+  plan.push(versions.desiredVersion);
   return plan;
 }
 
@@ -487,6 +498,7 @@ function checkWorkersPlan(
           `item ${index}; cannot tell whether ${text} comes after ${current.canonical}: their build tags are unordered and they are not both in the control plane upgrade plan`,
         );
       }
+      // Stryker disable next-line EqualityOperator: equivalent, the same order is the same version, refused above
       if (targetOrder < currentOrder) {
         failWorkers(`item ${index}; version ${text} must be before ${current.canonical}, as in the control plane upgrade plan`);
       }
