@@ -1,4 +1,6 @@
 import { inspect } from "node:util";
+import "reflect-metadata";
+import * as x509 from "@peculiar/x509";
 import { describe, expect, it } from "vitest";
 import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
 import { catalog } from "./catalog";
@@ -7,6 +9,7 @@ import {
   configKeys,
   FleetConfigError,
   formatPath,
+  githubTokenProblem,
   hcloudTokenProblem,
   objectStorageKeyProblem,
   parseFleetConfig,
@@ -198,6 +201,7 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["hcloud token left over in existing mode", (r) => { existingMode(r); r.hcloudToken = managementToken; }, "hcloud:token", "only used with management.mode: hetzner"],
   ["scp-style Git URL", (r) => (r.gitops = { url: "git@github.com:org/fleet.git" }), "gitops.url", "use ssh://git@github.com/org/fleet.git"],
   ["plain-HTTP Git URL", (r) => (r.gitops = { url: "http://git.example.com/fleet.git" }), "gitops.url", "allowed: https://… or ssh://…"],
+  ["ClusterResourceSet replacing kube-proxy", (r) => (r.tenants[0]!.cni = { provider: "cilium", strategy: "ClusterResourceSet", kubeProxyReplacement: true }), "tenants[0].cni.strategy", "allowed: strategy HelmAddon"],
   ["GitOps path escaping the repo", (r) => (r.gitops = { url: "https://git.example.com/fleet.git", paths: { tenants: "../other" } }), "gitops.paths.tenants", "a relative path"],
 ];
 
@@ -696,5 +700,151 @@ describe("formatPath", () => {
     expect(formatPath(["management", "network", "cidr"])).toBe("management.network.cidr");
     expect(formatPath(["a-b", "_c", "$d"])).toBe("a-b._c.$d");
     expect(formatPath(["0x", "x y"])).toBe('["0x"]["x y"]');
+  });
+});
+
+describe("parseFleetConfig: secrets of the wrong shape or stored in plain text", () => {
+  it("reports a secret stored in plain text even when the schema already refuses the config", () => {
+    const raw = baseline();
+    raw.management.location = "fsn2";
+    raw.plainKeys.push("hcloud:token");
+    const { problems } = problemsOf(toInput(raw));
+    expect(problems.map((problem) => problem.path)).toEqual(expect.arrayContaining(["management.location", "hcloud:token"]));
+    expect(messageAt(toInput(raw), "hcloud:token")).toContain(`--secret ${configKeys.hcloudToken} `);
+  });
+
+  it.each([
+    ["null", null],
+    ["a string", "abc"],
+    ["a number", 7],
+  ])("refuses tenant tokens given as %s, naming the expected mapping", (_kind, value) => {
+    const raw = baseline();
+    raw.tenantHcloudTokens = value as never;
+    const input = toInput(raw);
+    expect(pathsOf(input)).toEqual(["tenantHcloudTokens", "tenantHcloudTokens.alpha", "tenantHcloudTokens.beta"]);
+    expect(messageAt(input, "tenantHcloudTokens")).toMatch(/mapping of tenant name to token/);
+  });
+
+  it("reports only the missing tenants' tokens when the mapping is not set at all", () => {
+    const raw = baseline();
+    raw.tenantHcloudTokens = undefined as never;
+    expect(pathsOf(toInput(raw))).toEqual(["tenantHcloudTokens.alpha", "tenantHcloudTokens.beta"]);
+  });
+
+  it.each([
+    ["null", null],
+    ["a string", "AAAAAAAAAAAAAAAAAAAA"],
+  ])("refuses etcd snapshot credentials given as %s, naming both fields", (_kind, value) => {
+    const raw = baseline();
+    raw.management.backups = { bucket: "fleet-etcd" };
+    const input = withSecrets(raw, { "capi-fleet:etcdS3Credentials": JSON.stringify(value) });
+    expect(pathsOf(input)).toEqual(["etcdS3Credentials", "etcdS3Credentials.accessKey", "etcdS3Credentials.secretKey"]);
+    const message = messageAt(input, "etcdS3Credentials");
+    for (const field of ["accessKey", "secretKey"]) expect(message).toContain(field);
+  });
+
+  it.each([
+    ["null", null],
+    ["a list", ["robot"]],
+  ])("refuses registry credentials given as %s at either level, naming the expected shape", (_kind, value) => {
+    const raw = baseline();
+    raw.tenants[0]!.imageRegistries = [{ url: "https://harbor.example.com", credentials: "harbor" }];
+    const credentialsKey = "capi-fleet:tenantRegistryCredentials";
+    const top = withSecrets(raw, { [credentialsKey]: JSON.stringify(value) });
+    expect(pathsOf(top)).toEqual(["tenantRegistryCredentials", "tenantRegistryCredentials.alpha.harbor"]);
+    const perTenant = withSecrets(raw, { [credentialsKey]: JSON.stringify({ alpha: value }) });
+    expect(pathsOf(perTenant)).toEqual(["tenantRegistryCredentials.alpha", "tenantRegistryCredentials.alpha.harbor"]);
+    for (const message of [messageAt(top, "tenantRegistryCredentials"), messageAt(perTenant, "tenantRegistryCredentials.alpha")]) {
+      for (const field of ["username", "password", "caCrt"]) expect(message).toContain(field);
+    }
+  });
+
+  it.each([
+    ["an empty username", { username: "", password: "secret-password" }],
+    ["no username", { password: "secret-password" }],
+  ])("refuses registry credentials with %s", (_kind, harbor) => {
+    const raw = baseline();
+    raw.tenants[0]!.imageRegistries = [{ url: "https://harbor.example.com", credentials: "harbor" }];
+    const input = withSecrets(raw, { "capi-fleet:tenantRegistryCredentials": JSON.stringify({ alpha: { harbor } }) });
+    expect(pathsOf(input)).toEqual(["tenantRegistryCredentials.alpha.harbor.username"]);
+  });
+
+  it("accepts a real multi-line PEM certificate as a registry CA, and refuses text after its END line", async () => {
+    const keys = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, false, ["sign", "verify"]);
+    const certificate = await x509.X509CertificateGenerator.createSelfSigned({
+      serialNumber: "01",
+      name: "CN=registry CA",
+      notBefore: new Date(),
+      notAfter: new Date(Date.now() + 86_400_000),
+      keys,
+      signingAlgorithm: { name: "ECDSA", hash: "SHA-256" },
+    });
+    const pem = certificate.toString("pem");
+    expect(pem.trim().split("\n").length).toBeGreaterThan(3);
+    expect(pemCertificateProblem(pem)).toBeUndefined();
+    for (const text of [`${pem}\nnot a certificate`, `${pem.trim()} trailing`, pem.trim().slice(0, -1)]) {
+      expect(pemCertificateProblem(text), text).toBeDefined();
+    }
+  });
+});
+
+describe("parseFleetConfig: the GitHub token", () => {
+  // GitHub's token format (github.blog changelog 2021-03-31, "Authentication token format updates"):
+  // a ghp_/gho_/ghu_/ghs_/ghr_ prefix and then the token; nothing may come before or after it.
+  const token = `ghp_${"A1b2".repeat(9)}`;
+  const withToken = (value: string) => withSecrets(baseline(), { [configKeys.githubToken]: value });
+
+  it("accepts a classic token and refuses one with text pasted before or after it", () => {
+    expect(githubTokenProblem(token)).toBeUndefined();
+    expect(parseFleetConfig(withToken(token)).githubToken?.reveal()).toBe(token);
+    for (const value of [`token ${token}`, `${token} `, `Bearer ${token}`, `${token}#`]) {
+      expect(pathsOf(withToken(value)), value).toEqual(["githubToken"]);
+    }
+  });
+});
+
+describe("parseFleetConfig: kube-proxy and CNI strategy", () => {
+  it.each([
+    ["kubeProxyReplacement with kube-proxy mode disabled (they agree)", { cni: { provider: "cilium", kubeProxyReplacement: true }, kubeProxy: { mode: "disabled" } }],
+    ["the ClusterResourceSet strategy while kube-proxy stays", { cni: { provider: "cilium", strategy: "ClusterResourceSet" }, kubeProxy: { mode: "nftables" } }],
+    ["Cilium values without kubeProxyReplacement while kube-proxy stays", { cni: { provider: "cilium", values: { hubble: { enabled: true } } } }],
+  ])("accepts %s", (_description, overrides) => {
+    const raw = baseline();
+    Object.assign(raw.tenants[0]!, overrides);
+    expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+});
+
+describe("parseFleetConfig: sizes at the upstream limits", () => {
+  it("accepts an autoscaled pool with minSize equal to maxSize", () => {
+    // CAPI accepts it: its MachineDeployment webhook only picks replicas between the two annotations
+    // (sigs.k8s.io/cluster-api@v1.12.10: internal/webhooks/machinedeployment.go, calculateMachineDeploymentReplicas).
+    const raw = baseline();
+    const pool = pool0(raw);
+    delete pool.replicas;
+    pool.autoscaling = { minSize: 2, maxSize: 2 };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+
+  it("takes a pods range of exactly the node mask as a valid size, and suggests one that holds every server", () => {
+    // kubeadm refuses a pod subnet only when its mask is larger than the node mask (k8s.io/kubernetes@v1.35.4:
+    // cmd/kubeadm/app/apis/kubeadm/validation/validation.go, ValidatePodSubnetNodeMask: maskSize > nodeMask);
+    // a /24 is one node's range, too few for the tenant's servers, so the suggestion must be larger.
+    const raw = baseline();
+    raw.tenants[0]!.network = { podsCidr: "192.168.0.0/24" };
+    const suggested = Number(/allowed: \/(\d+) or larger/.exec(messageAt(toInput(raw), "tenants[0].network.podsCidr"))![1]);
+    raw.tenants[0]!.network = { podsCidr: `192.168.0.0/${suggested}` };
+    expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+
+  it("suggests the largest pods range kubeadm takes, 16 bits above the node mask", () => {
+    // ValidatePodSubnetNodeMask: (nodeMask - maskSize) > PodSubnetNodeMaskMaxDiff (16, cmd/kubeadm/app/constants/constants.go).
+    const raw = baseline();
+    const network = { nodesCidr: "192.168.0.0/16", servicesCidr: "172.16.0.0/16" };
+    raw.tenants[0]!.network = { ...network, podsCidr: "10.0.0.0/7" };
+    const suggested = Number(/allowed: \/(\d+) or smaller/.exec(messageAt(toInput(raw), "tenants[0].network.podsCidr"))![1]);
+    expect(suggested).toBe(24 - 16);
+    raw.tenants[0]!.network = { ...network, podsCidr: `10.0.0.0/${suggested}` };
+    expect(pathsOf(toInput(raw))).toEqual([]);
   });
 });

@@ -378,7 +378,13 @@ class SecretReader {
     const key = "tenantRegistryCredentials";
     const result = new Map<string, Map<string, RegistryCredentials>>();
     const raw = decode(this.input.values[configKeys.tenantRegistryCredentials]);
-    const mappingOf = (value: unknown) => (typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined);
+    const mappingOf = (value: unknown) =>
+      typeof value === "object" &&
+      // Stryker disable next-line ConditionalExpression: equivalent, null would come back as itself, and every caller treats null like undefined (?? {} and !)
+      value !== null &&
+      !Array.isArray(value)
+        ? (value as Record<string, unknown>)
+        : undefined;
     const byTenant = mappingOf(raw) ?? {};
     if (raw !== undefined && !mappingOf(raw)) {
       this.problems.push({ path: key, message: "expected a mapping of tenant name to credentials name to { username, password, caCrt }" });
@@ -485,7 +491,7 @@ export function objectStorageKeyProblem(key: string): string | undefined {
 
 /** A PEM certificate (what containerd and the kubelet credential provider read as `ca.crt`). */
 export function pemCertificateProblem(text: string): string | undefined {
-  return /^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----\s*$/.test(text.trim() + "\n")
+  return /^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----$/.test(text.trim())
     ? undefined
     : "is not a PEM certificate (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)";
 }
@@ -856,6 +862,7 @@ function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] 
       path: `${at}.network.servicesCidr`,
       message: `${formatValue(services.text)} is larger than kubeadm and kube-apiserver accept for IPv4 services; allowed: /${32 - limits.maximumServiceHostBits} or smaller (up to /28)`,
     });
+    // Stryker disable next-line EqualityOperator: equivalent, a range size 2 ** n is never exactly 10, so < and <= agree
   } else if (2 ** serviceHostBits < limits.minimumServiceAddresses) {
     problems.push({
       path: `${at}.network.servicesCidr`,
