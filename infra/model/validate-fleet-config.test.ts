@@ -668,6 +668,10 @@ describe("parseFleetConfig: registry credentials", () => {
     expect(pathsOf(extra)).toEqual(["tenantRegistryCredentials.alpha.quay", "tenantRegistryCredentials.beta.quay"]);
     expect(messageAt(extra, "tenantRegistryCredentials.alpha.quay")).toContain("harbor");
     expect(messageAt(extra, "tenantRegistryCredentials.beta.quay")).not.toContain("(used:");
+    // A tenant that uses none gets the same message, less the list.
+    expect(messageAt(extra, "tenantRegistryCredentials.beta.quay")).toBe(
+      messageAt(extra, "tenantRegistryCredentials.alpha.quay").replace(" (used: harbor)", "").replaceAll("alpha", "beta"),
+    );
   });
 
   it("says there are no tenants, and suggests nothing far from a tenant name", () => {
@@ -846,5 +850,66 @@ describe("parseFleetConfig: sizes at the upstream limits", () => {
     expect(suggested).toBe(24 - 16);
     raw.tenants[0]!.network = { ...network, podsCidr: `10.0.0.0/${suggested}` };
     expect(pathsOf(toInput(raw))).toEqual([]);
+  });
+});
+
+describe("parseFleetConfig: unknown names get a suggestion when one is close, and the allowed list always", () => {
+  const withBackups = (credentials: unknown) => {
+    const raw = baseline();
+    raw.management.backups = { bucket: "fleet-etcd" };
+    return withSecrets(raw, { [configKeys.etcdS3Credentials]: JSON.stringify(credentials) });
+  };
+  const withRegistryCredentials = (credentials: unknown) => {
+    const raw = baseline();
+    raw.tenants[0]!.imageRegistries = [{ url: "https://harbor.example.com", credentials: "harbor" }];
+    return withSecrets(raw, { [configKeys.tenantRegistryCredentials]: JSON.stringify(credentials) });
+  };
+  const harbor = { username: "robot", password: "secret-password" };
+  const registryFields = ["username", "password", "caCrt"];
+  const bareKeys = Object.values(configKeys)
+    .filter((key) => key.startsWith(`${projectName}:`))
+    .map((key) => key.slice(projectName.length + 1));
+
+  /** [where, input with the unknown name, its problem path, a close name, what it suggests, the list's label, the allowed names]. */
+  const cases: [string, (name: string) => StackConfigInput, (name: string) => string, string, string, string, readonly string[]][] = [
+    ["a top-level config key", (name) => { const raw = baseline(); raw.extraKeys[`${projectName}:${name}`] = "1"; return toInput(raw); }, (name) => name, "tenant", "tenants", "allowed keys", bareKeys],
+    ["an etcd snapshot credentials field", (name) => withBackups({ ...s3Keys, [name]: "x" }), (name) => `etcdS3Credentials.${name}`, "secretKy", "secretKey", "allowed keys", ["accessKey", "secretKey"]],
+    ["a tenant token", (name) => { const raw = baseline(); raw.tenantHcloudTokens[name] = alphaToken; return toInput(raw); }, (name) => `tenantHcloudTokens.${name}`, "alpah", "alpha", "tenants", ["alpha", "beta"]],
+    ["a tenant of the registry credentials", (name) => withRegistryCredentials({ alpha: { harbor }, [name]: {} }), (name) => `tenantRegistryCredentials.${name}`, "alpah", "alpha", "tenants", ["alpha", "beta"]],
+    ["a registry credentials field", (name) => withRegistryCredentials({ alpha: { harbor: { ...harbor, [name]: "x" } } }), (name) => `tenantRegistryCredentials.alpha.harbor.${name}`, "usernme", "username", "allowed keys", registryFields],
+  ];
+
+  it.each(cases)("%s", (_where, inputWith, pathOf, close, suggestion, label, allowed) => {
+    const far = "zzzzzzzz";
+    const closeMessage = messageAt(inputWith(close), pathOf(close));
+    const farMessage = messageAt(inputWith(far), pathOf(far));
+    expect(closeMessage).toContain(`did you mean "${suggestion}"`);
+    // Without a close name the message is the same, less the suggestion.
+    expect(farMessage).toBe(closeMessage.replace(`; did you mean "${suggestion}"?`, "").replaceAll(`"${close}"`, `"${far}"`));
+    const listed = new RegExp(`${label}: ([^;]+)$`).exec(farMessage)?.[1];
+    expect(listed?.split(", ")).toEqual(allowed);
+  });
+});
+
+describe("parseFleetConfig: messages list the allowed values one by one", () => {
+  /** [what, mutation, path, the list in the message, its separator, the allowed values]. */
+  const cases: [string, (raw: RawFleet) => void, string, RegExp, string, readonly string[]][] = [
+    ["failure domain outside two regions", (r) => { r.tenants[0]!.regions = ["fsn1", "nbg1"]; pool0(r).failureDomain = "hel1"; }, "tenants[0].workers[0].failureDomain", /allowed: (.+)$/, ", ", ["fsn1", "nbg1"]],
+    ["backups without an Object Storage location", (r) => { r.management.location = withoutObjectStorage; r.management.backups = { bucket: "fleet-etcd" }; }, "management.backups.location", /allowed: (.+)$/, ", ", objectStorage],
+    ["management network over a k3s range", (r) => (r.management.network = { cidr: "10.40.0.0/13", subnetCidr: "10.40.1.0/24" }), "management.network.cidr", /outside (.+)$/, " and ", Object.values(k3sClusterNetworks)],
+    ["admin access from every address of both families", (r) => (r.management.adminCidrs = ["0.0.0.0/0", "::/0"]), "management.adminCidrs", /to every (.+) address;/, " and ", ["IPv4", "IPv6"]],
+    ["registry credentials a tenant does not use", (r) => { r.tenants[0]!.imageRegistries = [{ url: "https://a.example.com", credentials: "a" }, { url: "https://b.example.com", credentials: "b" }]; }, "tenantRegistryCredentials.alpha.c", /\(used: (.+)\)$/, ", ", ["a", "b"]],
+  ];
+
+  it.each(cases)("%s", (_what, mutate, path, list, separator, allowed) => {
+    const raw = baseline();
+    mutate(raw);
+    const harbor = { username: "robot", password: "secret-password" };
+    const input = withSecrets(raw, {
+      [configKeys.etcdS3Credentials]: JSON.stringify(s3Keys),
+      [configKeys.tenantRegistryCredentials]: JSON.stringify({ alpha: { a: harbor, b: harbor, c: harbor } }),
+    });
+    const message = messageAt(input, path);
+    expect(list.exec(message)?.[1]?.split(separator), message).toEqual(allowed);
   });
 });
