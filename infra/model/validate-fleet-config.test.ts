@@ -913,3 +913,52 @@ describe("parseFleetConfig: messages list the allowed values one by one", () => 
     expect(list.exec(message)?.[1]?.split(separator), message).toEqual(allowed);
   });
 });
+
+describe("parseFleetConfig: messages name the value and the key to change", () => {
+  it("names the key that would use left-over etcd snapshot credentials", () => {
+    const credentials = { [configKeys.etcdS3Credentials]: JSON.stringify(s3Keys) };
+    expect(messageAt(withSecrets(baseline(), credentials), "etcdS3Credentials")).toContain("management.backups");
+    const existing = baseline();
+    existingMode(existing);
+    const message = messageAt(withSecrets(existing, credentials), "etcdS3Credentials");
+    for (const key of ["management.mode", "management.backups"]) expect(message).toContain(key);
+  });
+
+  it("says what a tenant-serving kubeconfig uses instead of inline credentials", () => {
+    const raw = baseline();
+    existingMode(raw);
+    raw.managementKubeconfig = kubeconfig.replace("{token: super-secret-bearer}", "{exec: {command: aws, apiVersion: client.authentication.k8s.io/v1}}");
+    expect(messageAt(toInput(raw), "managementKubeconfig")).toContain("exec plugin");
+  });
+
+  it("points a tenant named after a platform namespace to the namespace key, and only then", () => {
+    const byName = baseline();
+    byName.tenants[0]!.name = "kube-system";
+    byName.tenantHcloudTokens = { "kube-system": alphaToken, beta: betaToken };
+    const named = messageAt(toInput(byName), "tenants[0].name");
+    const byNamespace = baseline();
+    byNamespace.tenants[0]!.namespace = "kube-system";
+    const set = messageAt(toInput(byNamespace), "tenants[0].namespace");
+    expect(named).toContain("tenants[0].namespace");
+    expect(named).not.toBe(set);
+    expect(set).toBe(named.replace(/ \(set [^)]*\)$/, ""));
+  });
+
+  it("names the scope of an overlap, the value listed twice and the replicas that do not fit", () => {
+    const overlap = baseline();
+    overlap.tenants[0]!.network = { podsCidr: "10.96.0.0/16", servicesCidr: "10.96.0.0/12" };
+    expect(messageAt(toInput(overlap), "tenants[0].network.servicesCidr")).toMatch(/same tenant/);
+    const twice = baseline();
+    twice.tenants[0]!.regions = ["fsn1", "fsn1"];
+    expect(messageAt(toInput(twice), "tenants[0].regions[1]")).toMatch(/^"fsn1" /);
+    const crowded = baseline();
+    Object.assign(pool0(crowded), { placementGroup: true, replicas: placementGroupServerLimit });
+    expect(messageAt(toInput(crowded), "tenants[0].workers[0].replicas")).toMatch(new RegExp(`^${placementGroupServerLimit} replicas `));
+  });
+
+  it("warns about an unknown control-plane server type at its key", () => {
+    const raw = baseline();
+    (raw.tenants[1]!.controlPlane as Record<string, unknown>).machineType = "cx99";
+    expect(parseFleetConfig(toInput(raw)).warnings.map((warning) => warning.path)).toEqual(["tenants[1].controlPlane.machineType"]);
+  });
+});
