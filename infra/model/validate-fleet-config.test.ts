@@ -786,6 +786,9 @@ describe("parseFleetConfig: secrets of the wrong shape or stored in plain text",
     const pem = certificate.toString("pem");
     expect(pem.trim().split("\n").length).toBeGreaterThan(3);
     expect(pemCertificateProblem(pem)).toBeUndefined();
+    // Saved on Windows: Go's PEM decoder, which containerd and the kubelet read it with, takes CRLF lines
+    // (go1.26: src/encoding/pem/pem.go, getLine).
+    expect(pemCertificateProblem(pem.replaceAll("\n", "\r\n"))).toBeUndefined();
     for (const text of [`${pem}\nnot a certificate`, `${pem.trim()} trailing`, pem.trim().slice(0, -1)]) {
       expect(pemCertificateProblem(text), text).toBeDefined();
     }

@@ -488,9 +488,9 @@ export function objectStorageKeyProblem(key: string): string | undefined {
     : `is not an Object Storage key (expected 16 to 128 printable characters without spaces, got ${key.length} characters)`;
 }
 
-/** A PEM certificate (what containerd and the kubelet credential provider read as `ca.crt`). */
+/** A PEM certificate (what containerd and the kubelet credential provider read as `ca.crt`), LF or CRLF lines as Go's PEM decoder takes them. */
 export function pemCertificateProblem(text: string): string | undefined {
-  return /^-----BEGIN CERTIFICATE-----\n[\s\S]+\n-----END CERTIFICATE-----$/.test(text.trim())
+  return /^-----BEGIN CERTIFICATE-----\r?\n[\s\S]+\n-----END CERTIFICATE-----$/.test(text.trim())
     ? undefined
     : "is not a PEM certificate (expected -----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)";
 }
