@@ -59,6 +59,14 @@ describe("githubToken", () => {
     });
   });
 
+  it("refuses a token with text pasted before or after it", () => {
+    // GitHub's format (github.blog changelog 2021-03-31, "Authentication token format updates"): the
+    // token is its prefix (ghp_, gho_, ghu_, ghs_, ghr_) and what follows; nothing comes before or after.
+    for (const value of [`token ${classicToken}`, `${classicToken} `, `Bearer ${classicToken}`, `${classicToken}#`]) {
+      expect(problems(parse(devWith(value))).map((problem) => problem.path), value).toEqual(["githubToken"]);
+    }
+  });
+
   it("refuses what is not a GitHub token, without echoing it", () => {
     const found = problems(parse(devWith("hunter2-not-a-token")));
     expect(found).toEqual([{ path: "githubToken", message: expect.stringContaining("is not a GitHub token") }]);

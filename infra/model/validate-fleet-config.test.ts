@@ -9,7 +9,6 @@ import {
   configKeys,
   FleetConfigError,
   formatPath,
-  githubTokenProblem,
   hcloudTokenProblem,
   objectStorageKeyProblem,
   parseFleetConfig,
@@ -791,21 +790,6 @@ describe("parseFleetConfig: secrets of the wrong shape or stored in plain text",
     expect(pemCertificateProblem(pem.replaceAll("\n", "\r\n"))).toBeUndefined();
     for (const text of [`${pem}\nnot a certificate`, `${pem.trim()} trailing`, pem.trim().slice(0, -1)]) {
       expect(pemCertificateProblem(text), text).toBeDefined();
-    }
-  });
-});
-
-describe("parseFleetConfig: the GitHub token", () => {
-  // GitHub's token format (github.blog changelog 2021-03-31, "Authentication token format updates"):
-  // a ghp_/gho_/ghu_/ghs_/ghr_ prefix and then the token; nothing may come before or after it.
-  const token = `ghp_${"A1b2".repeat(9)}`;
-  const withToken = (value: string) => withSecrets(baseline(), { [configKeys.githubToken]: value });
-
-  it("accepts a classic token and refuses one with text pasted before or after it", () => {
-    expect(githubTokenProblem(token)).toBeUndefined();
-    expect(parseFleetConfig(withToken(token)).githubToken?.reveal()).toBe(token);
-    for (const value of [`token ${token}`, `${token} `, `Bearer ${token}`, `${token}#`]) {
-      expect(pathsOf(withToken(value)), value).toEqual(["githubToken"]);
     }
   });
 });
