@@ -856,16 +856,17 @@ function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] 
   const limits = kubeadmLimits;
   const services = mustParseCidr(tenant.network.servicesCidr);
   const serviceHostBits = 32 - services.prefixLength;
+  // kubeadm refuses a range of fewer addresses than its minimum (ValidateIPNetFromString), so the smallest is a /28.
+  const smallestServicePrefix = 32 - Math.ceil(Math.log2(limits.minimumServiceAddresses));
   if (serviceHostBits > limits.maximumServiceHostBits) {
     problems.push({
       path: `${at}.network.servicesCidr`,
-      message: `${formatValue(services.text)} is larger than kubeadm and kube-apiserver accept for IPv4 services; allowed: /${32 - limits.maximumServiceHostBits} or smaller (up to /28)`,
+      message: `${formatValue(services.text)} is larger than kubeadm and kube-apiserver accept for IPv4 services; allowed: /${32 - limits.maximumServiceHostBits} or smaller (up to /${smallestServicePrefix})`,
     });
-    // Stryker disable next-line EqualityOperator: equivalent, a range size 2 ** n is never exactly 10, so < and <= agree
-  } else if (2 ** serviceHostBits < limits.minimumServiceAddresses) {
+  } else if (services.prefixLength > smallestServicePrefix) {
     problems.push({
       path: `${at}.network.servicesCidr`,
-      message: `${formatValue(services.text)} is too small: kubeadm needs at least ${limits.minimumServiceAddresses} addresses (the DNS Service takes the tenth); allowed: /28 or larger`,
+      message: `${formatValue(services.text)} is too small: kubeadm needs at least ${limits.minimumServiceAddresses} addresses (the DNS Service takes the tenth); allowed: /${smallestServicePrefix} or larger`,
     });
   }
   const servers = peakServerCount(tenant);
