@@ -1,7 +1,12 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
-import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeProblem } from "./k3s-upgrades";
+import { runToolchain } from "../../tests/kube-apiserver";
+import { isRefusal } from "../../tests/upstream-crds";
+import { catalog } from "./catalog";
+import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeProblem, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
 
 // The rule (docs.k3s.io/upgrades/manual): k3s upgrades one minor at a time and is never
 // downgraded in place; a release is vMAJOR.MINOR.PATCH+k3sN, newer N = newer build of that patch.
@@ -124,4 +129,28 @@ describe("k3sServerPlan's tolerations", () => {
       expect(toleratedBy(taint), JSON.stringify(taint)).toBe(false);
     }
   });
+});
+
+describe("systemUpgradeControllerManifestUrl", () => {
+  // rancher/system-upgrade-controller@v0.20.1: scripts/package-controller writes the manifest
+  // into dist/artifacts/, and .github/workflows/release.yml uploads dist/artifacts/* to the
+  // release of the tag; GitHub serves a release asset at /<owner>/<repo>/releases/download/<tag>/<name>.
+  it("names the asset SUC's release job uploads, in the module's repository, at the pinned tag", async (context) => {
+    const module = "github.com/rancher/system-upgrade-controller";
+    const version = catalog.systemUpgradeController.version;
+    let dir: string;
+    try {
+      dir = (await runToolchain(["module", `${module}@${version}`], 10 * 60_000)).trim();
+    } catch (error) {
+      if (!isRefusal(String(error))) throw error;
+      context.skip(`${module}@${version} is refused by the Go module proxy`);
+      return;
+    }
+    const packaging = readFileSync(path.join(dir, "scripts", "package-controller"), "utf8");
+    const asset = /kustomize build --output \.\/dist\/artifacts\/(\S+)/.exec(packaging)?.[1];
+    expect(readFileSync(path.join(dir, ".github", "workflows", "release.yml"), "utf8")).toMatch(/gh release upload .* dist\/artifacts\/\*/);
+    expect(asset).toBeDefined();
+    expect(systemUpgradeControllerManifestUrl()).toBe(`https://${module}/releases/download/${version}/${asset}`);
+    expect(systemUpgradeControllerManifestUrl("v0.99.0")).toBe(`https://${module}/releases/download/v0.99.0/${asset}`);
+  }, 11 * 60_000);
 });

@@ -398,7 +398,9 @@ describe("minimumWorkerRollouts", () => {
   });
 
   it("refuses workers newer than the target, and names a version it cannot read", () => {
-    expect(errorOf(() => minimumWorkerRollouts("v1.31.0", "v1.30.0")).code).toBe("downgrade");
+    const downgrade = errorOf(() => minimumWorkerRollouts("v1.31.0", "v1.30.0"));
+    expect(downgrade.code).toBe("downgrade");
+    expect(downgrade.message).toBe("cannot downgrade the workers from v1.31.0 to v1.30.0: Cluster API only upgrades");
     expect(errorOf(() => minimumWorkerRollouts("v1.31", "v1.32.0")).message).toContain('workers version "v1.31"');
     expect(errorOf(() => minimumWorkerRollouts("v1.31.0", "next")).message).toContain('desired (Cluster spec.topology.version) version "next"');
   });
@@ -448,8 +450,10 @@ describe("validateKubernetesVersionsList", () => {
     ]);
   });
 
+  // A list no other test validates: verdicts are cached by content, so a list judged earlier in
+  // this file would be answered from the cache and this test would not run the code it checks.
   it("suggests a release in between only for a gap, not for a list in the wrong order", () => {
-    expect(validateKubernetesVersionsList(["v1.31.0", "v1.30.0"])).toMatch(/expecting a version with minor 31 or 32, found version v1\.30\.0$/);
+    expect(validateKubernetesVersionsList(["v1.33.0", "v1.31.0"])).toMatch(/expecting a version with minor 33 or 34, found version v1\.31\.0$/);
   });
 
   // The verdict is cached per array (the catalog's list is validated on every plan): an array
