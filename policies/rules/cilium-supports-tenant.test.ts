@@ -16,6 +16,8 @@ describe("cilium-supports-tenant", () => {
     const violations = await evaluate([rule], fleet);
     expect(violations).toEqual([expect.objectContaining({ policy: "cilium-supports-tenant", level: "mandatory" })]);
     expect(violations[0]!.message).toContain(`tenant "payments" (Cluster tenant-payments/payments): Cilium 1.19.4 (the fleet's, installed by CAREN v0.50.0) supports Kubernetes 1.32–1.35, not 1.36`);
+    // The remedy: the tenant key to change.
+    expect(violations[0]!.message).toMatch(/; keep tenants\[\]\.kubernetesVersion in that range\.$/);
   });
 
   it("does not apply when the tenant asks CAREN for no Cilium", async () => {

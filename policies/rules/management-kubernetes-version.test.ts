@@ -21,6 +21,7 @@ describe("management-kubernetes-version", () => {
     expect(violations).toEqual([expect.objectContaining({ policy: "management-kubernetes-version", level: "mandatory" })]);
     expect(violations[0]!.message).toContain("management.k3sVersion v1.33.5+k3s1 is outside 1.34–1.35");
     expect(violations[0]!.message).toContain("Cluster API v1.12.10 1.31–1.36");
+    expect(violations[0]!.message).toMatch(/; run the management cluster on a minor in that range\.$/);
   });
 
   it("uses the existing-mode intersection (no hcloud CCM: 1.36 is fine, 1.30 is not)", async () => {

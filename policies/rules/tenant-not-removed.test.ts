@@ -25,6 +25,8 @@ describe("tenant-not-removed", () => {
     const violations = await evaluate([rule], without(deployed({ payments: "v1.34.6", edge: "v1.33.10" }), "edge"));
     expect(violations).toEqual([expect.objectContaining({ policy: "tenant-not-removed", level: "mandatory", urn: "" })]);
     expect(violations[0]!.message).toContain('tenant "edge" runs Kubernetes v1.33.10, but the program no longer declares its Cluster');
+    // The remedy names the config key that allows the deletion.
+    expect(violations[0]!.message).toMatch(/Restore the tenant, or list "edge" in replaceableTenants to delete it\.$/);
   });
 
   it("allows the deletion of a tenant listed as replaceable, and only that one", async () => {
