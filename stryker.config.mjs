@@ -43,7 +43,8 @@ const config = {
   htmlReporter: { fileName: "reports/mutation/index.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   clearTextReporter: { allowColor: false, logTests: false, reportTests: false, reportScoreTable: true, reportMutants: false },
-  // break: CI's gate (scripts/mutation-gate.mjs) fails below it; docs/testing.md says why 70. Raise it as the score rises.
-  thresholds: { high: 85, low: 70, break: 70 },
+  // break: CI's gate (scripts/mutation-gate.mjs) fails below it, for the touched files together and each one;
+  // docs/testing.md says why 85. Raise it as the score rises.
+  thresholds: { high: 95, low: 85, break: 85 },
 };
 export default config;
