@@ -1,20 +1,21 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { carenCiliumVersionPatch, carenNamespace, carenValues } from "../components/caren";
 import { carenCiliumAddonKey, carenHelmAddonsConfigMap } from "./model/caren-helm-addons";
 import { catalog } from "./model/catalog";
+import { carenChartDir } from "../tests/caren-variables";
 import { runStack } from "../tests/fleet-run";
 import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../tests/kube-apiserver";
 import type { Registration } from "../tests/pulumi-mocks";
+import { skipIfDeclared } from "../tests/unverified";
 
 // The fleet's Cilium version reaches CAREN through one key of CAREN's helm-addons ConfigMap
 // (infra/model/caren-helm-addons.ts). The program's ConfigMapPatch is applied to a real
 // kube-apiserver over a ConfigMap created the way Helm creates the chart's: does server-side
 // apply set only that key, and does it need the force the patch asks for?
 
-const upstreamValues = path.resolve(__dirname, "../../shared/upstream/caren-v0.50.0/chart/values.yaml");
 const patchType = "kubernetes:core/v1:ConfigMapPatch";
 const configMapPath = `/api/v1/namespaces/${carenNamespace}/configmaps/${carenHelmAddonsConfigMap}`;
 /**
@@ -64,12 +65,10 @@ describe("the fleet's Cilium version in CAREN's helm-addons ConfigMap", () => {
     expect(patch.dependencies).toContain(release.urn);
     expect(gate.dependencies).toContain(patch.urn);
     expect((release.inputs.values as Record<string, unknown>).helmAddonsConfigMap).toBeUndefined();
-    if (!existsSync(upstreamValues)) {
-      context.skip(`CAREN's chart values are not available (${upstreamValues}): the ConfigMap name is not verified against the chart's default`);
-      return;
-    }
+    const chart = carenChartDir();
+    if ("unavailable" in chart) return skipIfDeclared(context, chart.unavailable);
     // nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: charts/cluster-api-runtime-extensions-nutanix/values.yaml
-    expect((parse(readFileSync(upstreamValues, "utf8")) as { helmAddonsConfigMap: string }).helmAddonsConfigMap).toBe(carenHelmAddonsConfigMap);
+    expect((parse(readFileSync(path.join(chart.dir, "values.yaml"), "utf8")) as { helmAddonsConfigMap: string }).helmAddonsConfigMap).toBe(carenHelmAddonsConfigMap);
   });
 
   it("sets only the cilium key, in CAREN's fields, over Helm's ownership, and needs the force it asks for", async () => {

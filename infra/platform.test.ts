@@ -1,14 +1,17 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import type * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
+import { carenChartDir } from "../tests/caren-variables";
+import { capiModuleDir } from "../tests/cluster-class-topology";
 import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/fleet-run";
 import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../tests/hcloud-ccm-config";
 import { chartEnvironment, loadBalancerPlacement } from "../tests/hcloud-ccm-load-balancer";
 import { valueOf, type Registration } from "../tests/pulumi-mocks";
-import { fakeHcloudToken, repoRoot } from "../tests/stack-files";
+import { fakeHcloudToken } from "../tests/stack-files";
+import { skipIfDeclared } from "../tests/unverified";
 import type { FleetOutputs } from "./fleet";
 import { carenExtensionNames } from "./model/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/catalog";
@@ -35,17 +38,16 @@ function offManagementProvider(registrations: readonly Registration[]): string[]
 }
 
 /**
- * CAREN's chart values and their schema at the catalog's release: an unmodified upstream copy kept
- * next to the checkout (charts/cluster-api-runtime-extensions-nutanix/values.yaml and
- * values.schema.json at nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0), or
- * undefined on a clone without it.
+ * CAREN's chart values and their schema at the catalog's release (charts/cluster-api-runtime-extensions-nutanix/
+ * values.yaml and values.schema.json at nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0),
+ * through the resolver (tests/caren-variables.ts `carenChartDir`), or why they are unavailable.
  */
-function carenChart(): { defaults: Values; schema: object } | undefined {
-  const dir = path.resolve(repoRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "chart");
-  if (!existsSync(path.join(dir, "values.yaml"))) return undefined;
+function carenChart(): { defaults: Values; schema: object } | { unavailable: string } {
+  const chart = carenChartDir();
+  if ("unavailable" in chart) return chart;
   return {
-    defaults: parse(readFileSync(path.join(dir, "values.yaml"), "utf8")) as Values,
-    schema: JSON.parse(readFileSync(path.join(dir, "values.schema.json"), "utf8")) as object,
+    defaults: parse(readFileSync(path.join(chart.dir, "values.yaml"), "utf8")) as Values,
+    schema: JSON.parse(readFileSync(path.join(chart.dir, "values.schema.json"), "utf8")) as object,
   };
 }
 
@@ -220,8 +222,9 @@ describe.each([
 
   // A reading of the chart's values and schema (Helm validates against values.schema.json;
   // ajv stands in for its validator), not an execution: the chart is not installed here.
-  it.skipIf(!carenChart())("installs CAREN with values its chart defines, each changing a default, and waits for discovery", () => {
-    const chart = carenChart()!;
+  it("installs CAREN with values its chart defines, each changing a default", (context) => {
+    const chart = carenChart();
+    if ("unavailable" in chart) return skipIfDeclared(context, chart.unavailable);
     const values = release("caren-release").inputs.values as Values;
     expect(leafPaths(values).length).toBeGreaterThan(0);
     expect(carenValueProblems(values, chart)).toEqual([]);
@@ -231,10 +234,16 @@ describe.each([
     expect(carenValueProblems({ ...values, deployDefaultClusterClasses: "false" }, chart)).toEqual(["/deployDefaultClusterClasses must be boolean"]);
   });
 
-  it("waits for CAREN's ExtensionConfig to be discovered", () => {
+  it("waits, after the CAREN release, until CAPI reports CAREN's ExtensionConfig discovered", () => {
     const patch = one(registrations, extensionConfigPatchType);
     expect(patch.inputs.metadata).toMatchObject({ name: catalog.caren.chart.chart });
-    expect(annotationsOf(patch)["pulumi.com/waitFor"]).toBe("condition=Discovered");
+    expect(waitsFor(registrations, patch, release("caren-release"))).toBe(true);
+    // The condition CAPI's runtime extension controller sets once discovery succeeded
+    // (sigs.k8s.io/cluster-api@v1.12.10: api/runtime/v1beta2/extensionconfig_types.go).
+    const types = readFileSync(path.join(capiModuleDir(), "api", "runtime", "v1beta2", "extensionconfig_types.go"), "utf8");
+    const discovered = /\bExtensionConfigDiscoveredCondition = "([^"]+)"/.exec(types)?.[1];
+    expect(discovered).toBeDefined();
+    expect(annotationsOf(patch)["pulumi.com/waitFor"]).toBe(`condition=${discovered}`);
   });
 
   it("exports the CAREN handler names of the catalog's release", async () => {

@@ -341,7 +341,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
     // CRDs: every source of tests/upstream-crds.ts (the same order: module, data copy, unverified),
     // the CAPI ones per manager with their kustomization's labels and conversion webhooks.
     const sources: SourceResult[] = [];
-    for (const source of crdSources) sources.push(await readSource(source, 10 * 60_000));
+    for (const source of crdSources) sources.push(readSource(source));
     const capiSource = crdSources.find((source) => source.module === "sigs.k8s.io/cluster-api");
     const crds: Crd[] = [];
     const converted: string[] = [];
@@ -471,7 +471,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
 
     // The recording extension, registered the way CAREN's chart registers CAREN.
     // It publishes CAREN's variable schemas, rebuilt from CAREN's CRDs (none when unavailable).
-    const carenSchemas = await readCarenSchemas();
+    const carenSchemas = readCarenSchemas();
     extension = await startRecordingExtension(carenHandlers(), "crds" in carenSchemas ? carenDiscoveredVariables(carenSchemas.crds) : new Map());
     const extensionConfig: KubeObject = {
       apiVersion: "runtime.cluster.x-k8s.io/v1beta2",

@@ -1,4 +1,5 @@
 import { it } from "vitest";
+import { skipIfDeclared } from "./unverified";
 
 /** What a CAPI-in-the-loop test file tells its tests' wrapper. */
 export interface LoopTestState {
@@ -11,17 +12,15 @@ export interface LoopTestState {
 }
 
 /**
- * `it` for tests that need Cluster API running: skipped with the state's reason, and a failure
- * marks the run failed and carries the managers' logs.
+ * `it` for tests that need Cluster API running: with the state's reason, skipped if
+ * tests/unverified.json declares it and failed otherwise (tests/unverified.ts); a failure marks
+ * the run failed and carries the managers' logs.
  */
 export function loopTest(state: LoopTestState): (name: string, body: () => Promise<void>, timeoutMs: number) => void {
   return (name, body, timeoutMs) => {
     it(name, async (context) => {
       const skipReason = state.skipReason();
-      if (skipReason) {
-        context.skip(skipReason);
-        return;
-      }
+      if (skipReason) return skipIfDeclared(context, skipReason);
       try {
         await body();
       } catch (error) {

@@ -1,7 +1,6 @@
-import path from "node:path";
 import { catalog } from "../infra/model/catalog";
 import { carenSchemaProviders, type CarenSchemaProvider } from "../infra/model/caren-extensions";
-import { repoRoot } from "./stack-files";
+import { upstreamDir, type Upstream } from "./upstream";
 import { readSource, type Crd, type CrdSource } from "./upstream-crds";
 
 // The variable schemas CAREN publishes through its DiscoverVariables handlers, rebuilt at test
@@ -20,7 +19,8 @@ import { readSource, type Crd, type CrdSource } from "./upstream-crds";
 /**
  * Where the CRDs come from, in order: CAREN's api module (a separate Go module from the root one,
  * tagged api/<version>) at the catalog's version; the project's upstream data copy next to the
- * checkout (the proxy refuses the module); else unavailable, and the caller says "unverified".
+ * checkout (the proxy refuses the module); else unavailable, and the caller skips only if
+ * tests/unverified.json declares it (tests/unverified.ts).
  */
 export const carenApiCrdSource: CrdSource = {
   name: "CAREN variable schemas",
@@ -28,11 +28,8 @@ export const carenApiCrdSource: CrdSource = {
   version: catalog.caren.chart.version,
   dirs: ["v1alpha1/crds"],
   groups: ["caren.nutanix.com"],
-  knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
-  fallback: {
-    dir: path.resolve(repoRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "crds"),
-    note: `upstream data copy of api/v1alpha1/crds at ${catalog.caren.chart.version}`,
-  },
+  knownRefusal: "the Go module proxy here answers 403 (This module version is not available)",
+  shared: `caren-${catalog.caren.chart.version}/crds`,
 };
 
 /** A ClusterClass variable as a DiscoverVariables response carries it (v1beta1 ClusterClassVariable). */
@@ -47,8 +44,8 @@ export type CarenSchemas =
   | { crds: Crd[]; via: string }
   | { unavailable: string };
 
-export async function readCarenSchemas(timeoutMs = 10 * 60_000): Promise<CarenSchemas> {
-  const result = await readSource(carenApiCrdSource, timeoutMs);
+export function readCarenSchemas(): CarenSchemas {
+  const result = readSource(carenApiCrdSource);
   if ("unavailable" in result) return { unavailable: result.unavailable };
   return { crds: result.crds, via: result.via ?? `${carenApiCrdSource.module}@${carenApiCrdSource.version}` };
 }
@@ -146,4 +143,19 @@ export function withoutUniqueItems<T>(value: T): T {
     ) as T;
   }
   return value;
+}
+
+/**
+ * CAREN's chart at the catalog's release, through the resolver (tests/upstream.ts): the root module
+ * nutanix-cloud-native/cluster-api-runtime-extensions-nutanix at the tag, whose
+ * charts/cluster-api-runtime-extensions-nutanix is the chart; the proxy here refuses it, so the
+ * project's unmodified data copy of that folder next to the checkout; else unavailable.
+ */
+export function carenChartDir(): Upstream {
+  return upstreamDir({
+    module: "github.com/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix",
+    version: catalog.caren.chart.version,
+    path: `charts/${catalog.caren.chart.chart}`,
+    shared: `caren-${catalog.caren.chart.version}/chart`,
+  });
 }

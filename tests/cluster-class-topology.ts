@@ -6,13 +6,14 @@ import { parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { applyJsonPatch, type JsonPatch } from "./cluster-class-patches";
 import { buildGoProgram, cacheRoot } from "./go-programs";
+import { goModule, upstreamDir } from "./upstream";
 import type { Crd, CrdSource } from "./upstream-crds";
 
 // What CAPI's topology controller does with a ClusterClass for one Cluster, for unit tests that
 // must run in a second: default the variables, check the required ones, then render and apply
 // each inline patch to the templates it selects. The Go templates (`valueFrom.template`,
 // `enabledIf`, the infrastructure naming template) are rendered by Go's text/template with
-// sprig, as CAPI does, through tests/go/capi-value-template (built from the Go module cache).
+// sprig, as CAPI does, through tests/go/capi-value-template (built with the Go module proxy).
 // Stand-ins, ported from sigs.k8s.io/cluster-api@v1.12.10 (the real thing runs in
 // tests/capi-in-the-loop.test.ts, too slow to run per mutant):
 // - defaulting and the required check: internal/topology/variables/cluster_variable_defaulting.go
@@ -30,13 +31,9 @@ export interface GoTemplateRenderer {
   renderMany(templates: readonly string[], variables: Record<string, unknown>): void;
 }
 
-/**
- * Builds tests/go/capi-value-template (tests/go-programs.ts).
- */
-export function buildGoTemplateRenderer(): GoTemplateRenderer | { unavailable: string } {
-  const built = buildGoProgram("capi-value-template");
-  if ("unavailable" in built) return { unavailable: `CAPI's template rendering (text/template + sprig): ${built.unavailable}` };
-  const binary = built.binary;
+/** Builds tests/go/capi-value-template (tests/go-programs.ts); throws with go's reason when it cannot. */
+export function buildGoTemplateRenderer(): GoTemplateRenderer {
+  const binary = buildGoProgram("capi-value-template").binary;
   // The same template with the same data renders the same: each distinct request runs once, and
   // the requests of one call go to one process.
   const rendered = new Map<string, { value: unknown } | { error: string }>();
@@ -58,19 +55,6 @@ export function buildGoTemplateRenderer(): GoTemplateRenderer | { unavailable: s
   };
 }
 
-/** The Go module cache's directory name of a module path (upper-case letters become `!` + lower case). */
-const escapedModulePath = (module: string) => module.replace(/[A-Z]/g, (letter) => `!${letter.toLowerCase()}`);
-
-let knownGoModCache: string | undefined;
-/** Where the Go module cache is (empty when Go is missing). */
-function goModCache(): string {
-  if (knownGoModCache === undefined) {
-    const goEnv = spawnSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" });
-    knownGoModCache = process.env["GOMODCACHE"] ?? (goEnv.error ? "" : goEnv.stdout.trim());
-  }
-  return knownGoModCache;
-}
-
 /** The cache root of scripts/kube-apiserver-toolchain and scripts/toolchain. */
 
 /** The CRD documents of a YAML file, parsed once per file content (a CRD of CAPI's kubeadm kinds is 400 kB of YAML). */
@@ -87,30 +71,34 @@ function crdsOfFile(file: string): Crd[] {
   return crds;
 }
 
-/** The directory of a module version in the Go module cache (it may not exist). */
-export function moduleCacheDir(module: string, version: string): string {
-  return path.join(goModCache(), `${escapedModulePath(module)}@${version}`);
+/** A module's root directory at an exact version, through the resolver; throws when the proxy refuses it. */
+export function moduleDir(module: string, version: string): string {
+  const found = goModule(module, version);
+  if ("unavailable" in found) throw new Error(found.unavailable);
+  return found.dir;
 }
 
-/** Cluster API's sources at the catalog's version, in the Go module cache (the CAPI toolchain and the conformance tests download it). */
+/** Cluster API's sources at the catalog's version (the proxy serves them). */
 export function capiModuleDir(): string {
-  return moduleCacheDir("sigs.k8s.io/cluster-api", catalog.clusterApi.version);
+  return moduleDir("sigs.k8s.io/cluster-api", catalog.clusterApi.version);
 }
 
 /**
- * The named CRD files of a source, read without the network: from the Go module cache when the
- * module is there (tests/manifest-conformance.test.ts downloads it), else from the source's data
- * copy; unavailable (say so, never guess) otherwise. Only the files a test needs: parsing every
- * CRD of Cluster API takes seconds.
+ * The named CRD files of a source, through the resolver (tests/upstream.ts: the module, else its
+ * data copy), or why they are unavailable. Only the files a test needs: parsing every CRD of
+ * Cluster API takes seconds.
  */
 export function crdFiles(source: CrdSource, files: readonly string[]): Crd[] | { unavailable: string } {
-  const moduleDir = moduleCacheDir(source.module, source.version);
-  const dirs = existsSync(moduleDir) ? source.dirs.map((dir) => path.join(moduleDir, dir)) : source.fallback && existsSync(source.fallback.dir) ? [source.fallback.dir] : [];
-  if (dirs.length === 0) return { unavailable: `${source.module}@${source.version} is neither in the Go module cache (${moduleDir}) nor in a data copy` };
+  const dirs: string[] = [];
+  for (const sub of source.dirs) {
+    const found = upstreamDir({ module: source.module, version: source.version, path: sub, shared: source.shared });
+    if ("unavailable" in found) return { unavailable: found.unavailable };
+    dirs.push(found.dir);
+  }
   const crds: Crd[] = [];
   for (const file of files) {
     const found = dirs.map((dir) => path.join(dir, file)).find((candidate) => existsSync(candidate));
-    if (!found) return { unavailable: `${source.module}@${source.version}: no ${file} in ${dirs.join(", ")}` };
+    if (!found) throw new Error(`${source.module}@${source.version}: no ${file} in ${dirs.join(", ")}`);
     crds.push(...crdsOfFile(found));
   }
   return crds;

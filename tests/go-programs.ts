@@ -1,7 +1,8 @@
 // The small Go programs under tests/go/ that tests use as oracles (Go's net.ParseCIDR, robfig/cron,
-// CAPI's template rendering and upgrade planner): built from the Go module cache (go.sum is written
-// in the temporary copy), once per source content, and kept in ~/.cache/capi-fleet as the other
-// built tools are. The proxy is asked only when the caller allows it and the cache lacks a module.
+// CAPI's template rendering and upgrade planner): built with the Go module proxy (go downloads what
+// the module cache lacks; go.sum is written in the temporary copy), once per source content, and
+// kept in ~/.cache/capi-fleet as the other built tools are. Every caller builds what it uses, so no
+// result depends on which test file ran first; a build that fails throws, with go's reason.
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from "node:fs";
@@ -12,11 +13,8 @@ import { repoRoot } from "./stack-files";
 /** The cache directory of built tools (CAPI_FLEET_CACHE, else ~/.cache/capi-fleet). */
 export const cacheRoot = () => process.env["CAPI_FLEET_CACHE"] ?? path.join(process.env["XDG_CACHE_HOME"] ?? path.join(homedir(), ".cache"), "capi-fleet");
 
-/**
- * Builds tests/go/<name>; `unavailable` says why not (say so, never guess). With `fromProxy`, a
- * build that fails offline is tried once more with the environment's GOPROXY (the Go module proxy).
- */
-export function buildGoProgram(name: string, timeoutMs = 240_000, options: { fromProxy?: boolean } = {}): { binary: string } | { unavailable: string } {
+/** Builds tests/go/<name> (or finds it built) and returns the binary; throws with go's reason when it cannot. */
+export function buildGoProgram(name: string, timeoutMs = 900_000): { binary: string } {
   const source = path.join(repoRoot, "tests", "go", name);
   const digest = createHash("sha256");
   for (const file of readdirSync(source).sort()) digest.update(file).update(readFileSync(path.join(source, file)));
@@ -26,13 +24,9 @@ export function buildGoProgram(name: string, timeoutMs = 240_000, options: { fro
   const workDir = mkdtempSync(path.join(tmpdir(), `capi-fleet-${name}-`));
   try {
     cpSync(source, workDir, { recursive: true });
-    const goBuild = (proxy: Record<string, string>) =>
-      spawnSync("go", ["build", "-o", name, "."], { cwd: workDir, encoding: "utf8", timeout: timeoutMs, env: { ...process.env, GOFLAGS: "-mod=mod", ...proxy } });
-    let build = goBuild({ GOPROXY: "off", GOSUMDB: "off" });
-    if ((build.error || build.status !== 0) && options.fromProxy) build = goBuild({});
+    const build = spawnSync("go", ["build", "-o", name, "."], { cwd: workDir, encoding: "utf8", timeout: timeoutMs, env: { ...process.env, GOFLAGS: "-mod=mod" } });
     if (build.error || build.status !== 0) {
-      const from = options.fromProxy ? "the Go module cache or proxy" : "the Go module cache";
-      return { unavailable: `tests/go/${name} could not be built from ${from}: ${build.error?.message ?? build.stderr.trim()}` };
+      throw new Error(`tests/go/${name} could not be built with the Go module proxy: ${build.error?.message ?? build.stderr.trim()}`);
     }
     mkdirSync(cacheDir, { recursive: true });
     // Copied next to its place, then renamed: a concurrent test never runs a half-written binary.

@@ -8,6 +8,7 @@ import { etcdS3CredentialKeys, etcdS3SecretSettings } from "../infra/model/etcd-
 import { parseFleetConfig, type HetznerManagement } from "../infra/model/validate-fleet-config";
 import { k3sConfigSecretKeys, k3sFlagNames, locateK3sSource, readK3sSources, unknownK3sFlags } from "./k3s-flags";
 import { readStackConfig, repoRoot } from "./stack-files";
+import { skipIfDeclared } from "./unverified";
 
 // Every k3s flag and config key the program emits, checked against k3s' own flag definitions
 // at the catalog's release (k3s-io/k3s: pkg/cli/cmds/server.go `ServerFlags`, agent.go; the
@@ -110,16 +111,8 @@ describe("the flag checker (negative controls on a k3s-shaped source)", () => {
 const source = locateK3sSource(catalog.k3s.version);
 
 describe(`against k3s ${catalog.k3s.version}'s own flag definitions`, () => {
-  it("says where the k3s sources came from, or that the check is UNVERIFIED", (context) => {
-    if ("unavailable" in source) {
-      console.warn(`k3s flag check UNVERIFIED: ${source.unavailable}`);
-      context.skip(`UNVERIFIED: ${source.unavailable}`);
-    }
-    expect("dir" in source && source.origin).toBeTruthy();
-  });
-
   it("every config key the servers get and every flag of the restore is a k3s server flag", (context) => {
-    if ("unavailable" in source) return context.skip(`UNVERIFIED: ${source.unavailable}`);
+    if ("unavailable" in source) return skipIfDeclared(context, source.unavailable);
     const known = k3sFlagNames(readK3sSources(source.dir).cmds, "ServerFlags");
     expect([
       ...unknownK3sFlags(emittedConfigKeys(), known, "k3s config (user data)"),
@@ -131,9 +124,9 @@ describe(`against k3s ${catalog.k3s.version}'s own flag definitions`, () => {
   });
 
   it("every key of the etcd S3 Secret is one k3s reads", (context) => {
-    if ("unavailable" in source) return context.skip(`UNVERIFIED: ${source.unavailable}`);
+    if ("unavailable" in source) return skipIfDeclared(context, source.unavailable);
     const configSecret = readK3sSources(source.dir).configSecret;
-    if (configSecret === undefined) return context.skip(`UNVERIFIED: ${source.origin} has no pkg/etcd/s3/config_secret.go`);
+    if (configSecret === undefined) throw new Error(`${source.origin} has no pkg/etcd/s3/config_secret.go`);
     const known = k3sConfigSecretKeys(configSecret);
     expect(unknownK3sFlags(emittedSecretKeys(), known, "etcd S3 Secret")).toEqual([]);
     expect(unknownK3sFlags(["etcd-s3-access-keys"], known, "x")).toHaveLength(1);

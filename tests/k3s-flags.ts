@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { closestMatch } from "../infra/model/text";
+import { goModule } from "./upstream";
 
 /**
  * Checks k3s flag names (config-file keys, which k3s turns into `--key` flags, and CLI flags)
@@ -136,7 +137,8 @@ export type K3sSource = { readonly dir: string; readonly origin: string } | { re
 
 /**
  * The k3s sources at the catalog's release: `K3S_SOURCE_DIR` (a checkout of that tag), else the
- * Go module cache. The Go module proxy refuses github.com/k3s-io/k3s here, so usually neither.
+ * Go module through the resolver (tests/upstream.ts). The proxy here refuses github.com/k3s-io/k3s
+ * and there is no data copy, so without K3S_SOURCE_DIR the answer is the proxy's refusal.
  */
 export function locateK3sSource(version: string, env: NodeJS.ProcessEnv = process.env): K3sSource {
   const explicit = env.K3S_SOURCE_DIR;
@@ -145,17 +147,8 @@ export function locateK3sSource(version: string, env: NodeJS.ProcessEnv = proces
       ? { dir: explicit, origin: `K3S_SOURCE_DIR=${explicit} (taken to be ${version})` }
       : { unavailable: `K3S_SOURCE_DIR=${explicit} has no pkg/cli/cmds/server.go` };
   }
-  const modCache = env.GOMODCACHE ?? path.join(env.HOME ?? "/root", "go", "pkg", "mod");
-  const parent = path.join(modCache, "github.com", "k3s-io");
-  // Go module versions cannot carry k3s' "+k3s1" build suffix; tags map to e.g. v1.34.6-k3s1.
-  const wanted = version.replace("+", "-");
-  const candidates = existsSync(parent) ? readdirSync(parent).filter((entry) => entry === `k3s@${wanted}` || entry === `k3s@${version}`) : [];
-  if (candidates.length > 0) return { dir: path.join(parent, candidates[0]!), origin: `Go module cache ${candidates[0]}` };
-  return {
-    unavailable:
-      `k3s ${version} sources not found: no K3S_SOURCE_DIR and no github.com/k3s-io/k3s@${wanted} in ${modCache} ` +
-      "(the Go module proxy refuses the k3s module here); the emitted flags are UNVERIFIED against k3s",
-  };
+  const module = goModule("github.com/k3s-io/k3s", version, env);
+  return "dir" in module ? { dir: module.dir, origin: module.via } : { unavailable: `k3s ${version}'s flag definitions: ${module.unavailable}` };
 }
 
 /** The Go sources of pkg/cli/cmds and pkg/etcd/s3/config_secret.go under a k3s source tree. */

@@ -1,11 +1,11 @@
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { applyJsonPatch, patchDefinitions, undeclaredSegment, type Schema } from "./cluster-class-patches";
 import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
-import { goDir, runToolchainScript, scratchDir } from "./script-harness";
+import { runToolchainScript, scratchDir } from "./script-harness";
 import { crdsIn, isRefusal } from "./upstream-crds";
 
 // The pieces of the manifest conformance test that can fail without a built API server: the
@@ -37,7 +37,7 @@ describe("scripts/kube-apiserver-toolchain", () => {
     expect(output).toMatch(/^pinset-key: k\d+\.\d+\.\d+-[0-9a-f]{12}$/m);
   });
 
-  it.runIf(goDir)("fails fast and says so when the Go module proxy cannot serve kube-apiserver's module", () => {
+  it("fails fast and says so when the Go module proxy cannot serve kube-apiserver's module", () => {
     const env = offline();
     const { code, output, ms } = run(["build"], env);
     expect(code).toBe(1);
@@ -47,7 +47,7 @@ describe("scripts/kube-apiserver-toolchain", () => {
     expect(readdirSync(env.CAPI_FLEET_CACHE, { recursive: true, encoding: "utf8" }).filter((file) => file.includes(".done"))).toEqual([]);
   });
 
-  it.runIf(goDir)("controller-manager (kube-controller-manager, built on request) fails the same way without the proxy", () => {
+  it("controller-manager (kube-controller-manager, built on request) fails the same way without the proxy", () => {
     const env = offline();
     const { code, output, ms } = run(["controller-manager"], env);
     expect(code).toBe(1);
@@ -56,7 +56,7 @@ describe("scripts/kube-apiserver-toolchain", () => {
     expect(ms).toBeLessThan(30_000);
   });
 
-  it.runIf(goDir)("fails fast on a module the proxy does not serve, with go's reason", () => {
+  it("fails fast on a module the proxy does not serve, with go's reason", () => {
     const { code, output } = run(["module", "sigs.k8s.io/cluster-api@v1.12.10"], offline());
     expect(code).toBe(1);
     expect(output).toContain("could not download sigs.k8s.io/cluster-api@v1.12.10 from the Go module proxy");
@@ -76,6 +76,43 @@ describe("startKubeApiServer", () => {
     const fake = { kubeApiserver: "/bin/false", etcd: "/bin/false", kubeApiserverVersion: "none", etcdVersion: "none" };
     await expect(startKubeApiServer(fake, 10_000, prefix)).rejects.toThrow(/(etcd|kube-apiserver) exited \(1\) before the API server was ready[\s\S]*--- etcd log/);
     expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`${prefix}-`))).toEqual([]);
+  });
+
+  it("starts again on new ports when etcd finds its port taken, at most 3 times, saying so on stderr", async () => {
+    const prefix = "kube-apiserver-port-taken";
+    const starts = path.join(mkdtempSync(path.join(scratch, "starts-")), "etcd-starts");
+    const etcd = path.join(path.dirname(starts), "etcd");
+    writeFileSync(etcd, `#!/bin/sh\necho "$@" >> ${starts}\necho "listen tcp 127.0.0.1:1: bind: address already in use" >&2\nexit 1\n`, { mode: 0o755 });
+    const apiserver = path.join(path.dirname(starts), "kube-apiserver");
+    writeFileSync(apiserver, "#!/bin/sh\nexec sleep 60\n", { mode: 0o755 });
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    try {
+      const fake = { kubeApiserver: apiserver, etcd, kubeApiserverVersion: "none", etcdVersion: "none" };
+      await expect(startKubeApiServer(fake, 20_000, prefix)).rejects.toThrow(/etcd exited \(1\) before the API server was ready \(start 3 of 3\)[\s\S]*address already in use/);
+    } finally {
+      stderr.mockRestore();
+    }
+    const retries = written.filter((line) => line.startsWith("startKubeApiServer:"));
+    expect(retries).toHaveLength(2);
+    expect(retries[0]).toMatch(/etcd could not bind its port \(listen tcp 127\.0\.0\.1:1: bind: address already in use\); .* \(start 2 of 3\)/);
+    // Each start had its own client port.
+    const clientPorts = readFileSync(starts, "utf8").trim().split("\n").map((args) => /--listen-client-urls=(\S+)/.exec(args)?.[1]);
+    expect(clientPorts).toHaveLength(3);
+    expect(new Set(clientPorts).size).toBe(3);
+    expect(readdirSync(tmpdir()).filter((name) => name.startsWith(`${prefix}-`))).toEqual([]);
+  });
+
+  it("does not start again when a server exits for another reason (negative control)", async () => {
+    const written: string[] = [];
+    const stderr = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => written.push(String(chunk)) > 0);
+    try {
+      const fake = { kubeApiserver: "/bin/false", etcd: "/bin/false", kubeApiserverVersion: "none", etcdVersion: "none" };
+      await expect(startKubeApiServer(fake, 10_000, "kube-apiserver-failing")).rejects.toThrow(/exited \(1\) before the API server was ready\n/);
+    } finally {
+      stderr.mockRestore();
+    }
+    expect(written.filter((line) => line.startsWith("startKubeApiServer:"))).toEqual([]);
   });
 });
 

@@ -1,14 +1,14 @@
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import { randomBytes, generateKeyPairSync } from "node:crypto";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import path from "node:path";
 import { URL } from "node:url";
+import { freePort as takePort } from "./ports";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
 
 // A real kube-apiserver + etcd for tests: built from Go modules by scripts/kube-apiserver-toolchain
-// (cached outside the repo), started on loopback with random ports and a temp dir, always cleaned up.
+// (cached outside the repo), started on loopback with ports from freePort() and a temp dir, always cleaned up.
 
 /** The binaries and their versions, as `scripts/kube-apiserver-toolchain paths` prints them. */
 export interface KubeApiServerBinaries {
@@ -101,19 +101,9 @@ export async function kubeControllerManagerBinary(timeoutMs: number): Promise<{ 
   return { path: binary, version };
 }
 
-/** A loopback port that was free a moment ago (the servers bind it right after). */
+/** A loopback port for a test server: see tests/ports.ts (per-worker blocks outside the ephemeral range). */
 export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() => {
-        if (typeof address === "object" && address) resolve(address.port);
-        else reject(new Error("no port"));
-      });
-    });
-  });
+  return takePort();
 }
 
 function tail(file: string, lines = 25): string {
@@ -136,10 +126,29 @@ process.once("exit", () => {
 /** Upper bound on how long a server may outlive a test worker that was killed hard (no exit handler). */
 const maxLifetimeSeconds = 3600;
 
+/** Starts (with fresh ports each) when etcd or kube-apiserver could not bind a port anyway. */
+const maxStartAttempts = 3;
+
+/** The log's line saying a port was taken, if it has one. */
+function addressInUse(file: string): string | undefined {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch {
+    return undefined;
+  }
+  return text
+    .split("\n")
+    .find((line) => line.includes("address already in use"))
+    ?.trim()
+    .slice(0, 400);
+}
+
 /**
- * Starts etcd and kube-apiserver on loopback with random ports in a new temp dir and waits
- * (at most `readyTimeoutMs`) for /readyz. Authentication is a random static token in
- * system:masters; authorization is RBAC, as on a real cluster.
+ * Starts etcd and kube-apiserver on loopback (ports from freePort()) in a new temp dir and waits
+ * (at most `readyTimeoutMs`) for /readyz. Should one still find its port taken, both start again
+ * on new ports (at most `maxStartAttempts` starts, each retry logged to stderr). Authentication
+ * is a random static token in system:masters; authorization is RBAC, as on a real cluster.
  */
 export async function startKubeApiServer(
   binaries: KubeApiServerBinaries,
@@ -166,10 +175,9 @@ export async function startKubeApiServer(
   const { privateKey } = generateKeyPairSync("ec", { namedCurve: "P-256" });
   writeFileSync(path.join(dir, "sa.key"), privateKey.export({ type: "sec1", format: "pem" }));
 
-  const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
-  const etcdUrl = `http://127.0.0.1:${etcdClient}`;
   const start = (name: string, binary: string, args: string[]): ChildProcess => {
-    const log = openSync(path.join(dir, `${name}.log`), "a");
+    // Truncated per start, so a retry looks only at its own output.
+    const log = openSync(path.join(dir, `${name}.log`), "w");
     // `timeout` bounds an orphan's life should this worker die without running its exit handler.
     const child = spawn("timeout", ["--kill-after=10", String(maxLifetimeSeconds), binary, ...args], {
       cwd: dir,
@@ -179,41 +187,48 @@ export async function startKubeApiServer(
     entry.children.push(child);
     return child;
   };
-  const etcd = start("etcd", binaries.etcd, [
-    "--name=conformance",
-    `--data-dir=${path.join(dir, "etcd")}`,
-    `--listen-client-urls=${etcdUrl}`,
-    `--advertise-client-urls=${etcdUrl}`,
-    `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
-    `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
-    `--initial-cluster=conformance=http://127.0.0.1:${etcdPeer}`,
-    "--listen-metrics-urls=",
-    "--unsafe-no-fsync", // a throwaway store: durability buys nothing, fsyncs cost seconds
-    "--log-level=warn",
-  ]);
-  const apiserver = start("kube-apiserver", binaries.kubeApiserver, [
-    `--etcd-servers=${etcdUrl}`,
-    "--bind-address=127.0.0.1",
-    "--advertise-address=127.0.0.1",
-    `--secure-port=${securePort}`,
-    `--cert-dir=${path.join(dir, "certs")}`,
-    `--tls-cert-file=${path.join(dir, "server.crt")}`,
-    `--tls-private-key-file=${path.join(dir, "server.key")}`,
-    `--token-auth-file=${path.join(dir, "tokens.csv")}`,
-    ...(pki ? [`--client-ca-file=${path.join(dir, "client-ca.crt")}`] : []),
-    "--authorization-mode=RBAC",
-    "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
-    `--service-account-key-file=${path.join(dir, "sa.key")}`,
-    `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
-    "--service-cluster-ip-range=10.96.0.0/16",
-    // No controller-manager runs, so no namespace ever gets its default ServiceAccount.
-    "--disable-admission-plugins=ServiceAccount",
-    "--enable-priority-and-fairness=false",
-    "--profiling=false",
-    "--v=0",
-  ]);
+  let url = "";
+  const launch = async (): Promise<{ etcd: ChildProcess; apiserver: ChildProcess }> => {
+    const [etcdClient, etcdPeer, securePort] = [await freePort(), await freePort(), await freePort()];
+    const etcdUrl = `http://127.0.0.1:${etcdClient}`;
+    url = `https://127.0.0.1:${securePort}`;
+    const etcd = start("etcd", binaries.etcd, [
+      "--name=conformance",
+      `--data-dir=${path.join(dir, "etcd")}`,
+      `--listen-client-urls=${etcdUrl}`,
+      `--advertise-client-urls=${etcdUrl}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=conformance=http://127.0.0.1:${etcdPeer}`,
+      "--listen-metrics-urls=",
+      "--unsafe-no-fsync", // a throwaway store: durability buys nothing, fsyncs cost seconds
+      "--log-level=warn",
+    ]);
+    const apiserver = start("kube-apiserver", binaries.kubeApiserver, [
+      `--etcd-servers=${etcdUrl}`,
+      "--bind-address=127.0.0.1",
+      "--advertise-address=127.0.0.1",
+      `--secure-port=${securePort}`,
+      `--cert-dir=${path.join(dir, "certs")}`,
+      `--tls-cert-file=${path.join(dir, "server.crt")}`,
+      `--tls-private-key-file=${path.join(dir, "server.key")}`,
+      `--token-auth-file=${path.join(dir, "tokens.csv")}`,
+      ...(pki ? [`--client-ca-file=${path.join(dir, "client-ca.crt")}`] : []),
+      "--authorization-mode=RBAC",
+      "--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+      `--service-account-key-file=${path.join(dir, "sa.key")}`,
+      `--service-account-signing-key-file=${path.join(dir, "sa.key")}`,
+      "--service-cluster-ip-range=10.96.0.0/16",
+      // No controller-manager runs, so no namespace ever gets its default ServiceAccount.
+      "--disable-admission-plugins=ServiceAccount",
+      "--enable-priority-and-fairness=false",
+      "--profiling=false",
+      "--v=0",
+    ]);
+    return { etcd, apiserver };
+  };
+  let { etcd, apiserver } = await launch();
 
-  const url = `https://127.0.0.1:${securePort}`;
   const request = async (method: string, apiPath: string, body?: unknown, contentType = "application/json"): Promise<KubeResponse> => {
     const headers: Record<string, string> = { Accept: "application/json", Authorization: `Bearer ${token}` };
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -238,10 +253,8 @@ export async function startKubeApiServer(
     return { status: response.status, json, warnings };
   };
 
-  let stopped = false;
-  const stop = async (): Promise<void> => {
-    if (stopped) return;
-    stopped = true;
+  /** SIGTERM, then SIGKILL after 5 s; resolves when each has exited. */
+  const halt = async (children: ChildProcess[]): Promise<void> => {
     const exited = (child: ChildProcess) =>
       child.exitCode !== null || child.signalCode !== null
         ? Promise.resolve()
@@ -250,12 +263,18 @@ export async function startKubeApiServer(
               resolve();
             });
           });
-    for (const child of [apiserver, etcd]) {
+    for (const child of children) {
       child.kill("SIGTERM");
       const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
       await exited(child);
       clearTimeout(killer);
     }
+  };
+  let stopped = false;
+  const stop = async (): Promise<void> => {
+    if (stopped) return;
+    stopped = true;
+    await halt([apiserver, etcd]);
     live.delete(entry);
     rmSync(dir, { recursive: true, force: true });
   };
@@ -264,13 +283,26 @@ export async function startKubeApiServer(
     `--- etcd log (tail) ---\n${tail(path.join(dir, "etcd.log"))}\n--- kube-apiserver log (tail) ---\n${tail(path.join(dir, "kube-apiserver.log"))}`;
   const deadline = Date.now() + readyTimeoutMs;
   let last = "not tried";
+  let attempt = 1;
   for (;;) {
-    for (const [name, child] of [["etcd", etcd], ["kube-apiserver", apiserver]] as const) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        const message = `${name} exited (${child.exitCode ?? child.signalCode}) before the API server was ready\n${logs()}`;
-        await stop();
-        throw new Error(message);
+    const exited = ([["etcd", etcd], ["kube-apiserver", apiserver]] as const).find(([, child]) => child.exitCode !== null || child.signalCode !== null);
+    if (exited) {
+      const [name, child] = exited;
+      const taken = attempt < maxStartAttempts ? addressInUse(path.join(dir, `${name}.log`)) : undefined;
+      if (taken !== undefined) {
+        attempt++;
+        process.stderr.write(`startKubeApiServer: ${name} could not bind its port (${taken}); starting etcd and kube-apiserver again on new ports (start ${attempt} of ${maxStartAttempts})\n`);
+        await halt([apiserver, etcd]);
+        entry.children.length = 0;
+        // etcd may have initialised its data dir with the old peer URL.
+        rmSync(path.join(dir, "etcd"), { recursive: true, force: true });
+        ({ etcd, apiserver } = await launch());
+        continue;
       }
+      const retried = attempt > 1 ? ` (start ${attempt} of ${maxStartAttempts})` : "";
+      const message = `${name} exited (${child.exitCode ?? child.signalCode}) before the API server was ready${retried}\n${logs()}`;
+      await stop();
+      throw new Error(message);
     }
     try {
       const ready = await request("GET", "/readyz");

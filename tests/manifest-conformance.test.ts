@@ -5,6 +5,7 @@ import { applyJsonPatch, crdSchema, patchDefinitions, undeclaredSegment } from "
 import { runStack } from "./fleet-run";
 import { kubeApiServerBinaries, lostLeaves, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
+import { skipIfDeclared } from "./unverified";
 import { crdSources, readSource, sourceOfGroup, type Crd, type SourceResult } from "./upstream-crds";
 
 // Every Kubernetes object the program declares for the dev and prod stacks is applied
@@ -228,7 +229,7 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
     const built = Date.now();
     server = await startKubeApiServer(binaries);
     const up = Date.now();
-    for (const source of crdSources) sources.push(await readSource(source, 10 * 60_000));
+    for (const source of crdSources) sources.push(readSource(source));
     const crds = sources.flatMap((s) => ("crds" in s ? s.crds : []));
     await installCrds(crds);
     // Core kinds the program declares (discovery of built-ins is immediate).
@@ -260,14 +261,14 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
     if (report.length > 0) console.log(`manifest conformance:\n  ${report.join("\n  ")}`);
   });
 
-  it("reads every upstream CRD source it needs, and only the known-refused ones may be missing", () => {
-    const refused = sources.filter((s) => "unavailable" in s);
-    expect(refused.filter((s) => !s.source.knownRefusal).map((s) => s.source.name)).toEqual([]);
-    expect(sources.filter((s) => "crds" in s).length).toBeGreaterThanOrEqual(5);
+  it("reads every upstream CRD source it needs (a refused module from its data copy)", (context) => {
+    expect(sources.length).toBe(crdSources.length);
+    const missing = sources.filter((s) => "unavailable" in s).map((s) => ("unavailable" in s ? `${s.source.name}: ${s.unavailable}` : ""));
+    if (missing.length > 0) return skipIfDeclared(context, missing.join("; "));
   });
 
   for (const stack of stacks) {
-    it(`accepts every object the ${stack} stack declares (server-side apply, dry-run, strict validation, no warnings)`, async () => {
+    it(`accepts every object the ${stack} stack declares (server-side apply, dry-run, strict validation, no warnings)`, async (context) => {
       const { registrations } = await runStack(stack);
       const result = await checkStack(registrations);
       const verified = Object.values(result.verified).reduce((a, b) => a + b, 0);
@@ -279,15 +280,17 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
       );
       expect(result.failures).toEqual([]);
       expect(verified).toBeGreaterThan(10);
-      // Only kinds of a known-refused source may go unverified, never silently.
+      // Only kinds of a known-refused source may go unverified, and only as the ledger declares.
       for (const kind of Object.keys(result.unverified)) {
         expect(sourceOfGroup(groupOf(kind.split(" ")[0]!))?.knownRefusal, kind).toBeDefined();
       }
+      const unverifiedKinds = Object.entries(result.unverified).map(([kind, { count, reason }]) => `${count} × ${kind}: ${reason}`);
+      if (unverifiedKinds.length > 0) return skipIfDeclared(context, `not verified: ${unverifiedKinds.join("; ")}`);
     });
   }
 
   for (const stack of stacks) {
-    it(`declares ClusterClass patch paths that exist in the ${stack} stack's target kinds`, async () => {
+    it(`declares ClusterClass patch paths that exist in the ${stack} stack's target kinds`, async (context) => {
       const { registrations } = await runStack(stack);
       const result = checkClusterClassPatches(registrations);
       report.push(
@@ -296,6 +299,8 @@ describe("manifest conformance against a real kube-apiserver with the upstream C
       );
       expect(result.failures).toEqual([]);
       expect(result.paths).toBeGreaterThan(0);
+      const unverifiedPaths = Object.entries(result.unverified).map(([kind, count]) => `${count} patch paths into ${kind}`);
+      if (unverifiedPaths.length > 0) return skipIfDeclared(context, `not verified (upstream CRD unavailable): ${unverifiedPaths.join("; ")}`);
     });
   }
 

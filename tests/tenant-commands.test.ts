@@ -85,7 +85,7 @@ async function prepare(): Promise<void> {
   });
 
   // The Cluster kind, from CAPI's module at the catalog's version (sigs.k8s.io/cluster-api@v1.12.10: config/crd/bases).
-  const capi = await readSource(sourceOfGroup("cluster.x-k8s.io")!, 20 * 60_000);
+  const capi = readSource(sourceOfGroup("cluster.x-k8s.io")!);
   if ("unavailable" in capi) throw new Error(capi.unavailable);
   const clusterCrd = capi.crds.find((crd) => crd.metadata.name === "clusters.cluster.x-k8s.io")!;
   await must(api.request("POST", "/apis/apiextensions.k8s.io/v1/customresourcedefinitions", clusterCrd), 201);

@@ -1,16 +1,14 @@
-import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
 import { catalog } from "../infra/model/catalog";
-import { runToolchain } from "./kube-apiserver";
-import { checkoutRoot } from "./stack-files";
+import { upstreamDir } from "./upstream";
 
 // Where the CRDs of every kind the program declares come from: the upstream Go module at the
-// catalog's exact version, read from the Go module cache at test time (nothing upstream is
-// committed). Module paths are not versions; every version below comes from the catalog.
-// Source order, for every test that installs them: the Go module; where the proxy refuses it,
-// the project's data copy of the same files next to the checkout, read in place (`fallback`);
-// where neither exists (a user's clone), the kinds are reported as not verified.
+// catalog's exact version, got through the resolver at test time (tests/upstream.ts: the Go
+// module proxy; where it refuses the module, the project's data copy of the same files next to
+// the checkout, `shared`; else unavailable, and the test that needs them skips only if
+// tests/unverified.json declares it). Nothing upstream is committed. Every version comes from the catalog.
 
 /** One upstream project whose CRDs the conformance test installs. */
 export interface CrdSource {
@@ -22,15 +20,15 @@ export interface CrdSource {
   /** API groups this source defines: a declared kind of these groups is verified only with it. */
   groups: string[];
   /**
-   * Why the proxy may refuse this module (known at the time of writing). Only such a source
-   * may be missing: its kinds are then reported as not verified; any other refusal fails.
+   * Why the proxy may refuse this module (known at the time of writing). Only such a source may
+   * be read from a data copy; any other refusal fails.
    */
   knownRefusal?: string;
   /**
-   * Where the same upstream files are kept outside the repository when the proxy refuses the
-   * module (project machines and CI have them; a user's clone may not): read in place, never copied.
+   * Where `../shared/upstream` keeps the same files as the module's only `dirs` entry, for a
+   * proxy that refuses the module: read in place, never copied.
    */
-  fallback?: { dir: string; note: string };
+  shared?: string;
   /**
    * Labels the project's kustomize adds to each CRD on install (the CAPI contract label tells
    * CAPI which API version of a provider's kind speaks which contract).
@@ -91,12 +89,9 @@ export const crdSources: readonly CrdSource[] = [
     version: catalog.caph.version,
     dirs: ["config/crd/bases"],
     groups: ["infrastructure.cluster.x-k8s.io"],
-    knownRefusal: "proxy.golang.org answers 403 (This module version is not available)",
+    knownRefusal: "the Go module proxy here answers 403 (This module version is not available)",
     // The same 11 files as the module's config/crd/bases, byte for byte (its README names the commit).
-    fallback: {
-      dir: path.resolve(checkoutRoot, "..", "shared", "upstream", `caph-${catalog.caph.version}`, "crds"),
-      note: `upstream data copy of config/crd/bases at ${catalog.caph.version}`,
-    },
+    shared: `caph-${catalog.caph.version}/crds`,
     // syself/cluster-api-provider-hetzner@v1.1.8: config/crd/kustomization.yaml adds it to every CRD.
     labels: { "cluster.x-k8s.io/v1beta1": "v1beta1" },
   },
@@ -136,17 +131,14 @@ function labelled(source: CrdSource, crds: Crd[]): Crd[] {
 }
 
 /**
- * The outcome of reading one source: its module directory (or the fallback directory, with
- * `via` saying so) and CRDs, or why it is unavailable.
+ * The outcome of reading one source: its module directory (or the data copy's, with `via` saying
+ * so) and CRDs, or why it is unavailable.
  */
 export type SourceResult =
   | { source: CrdSource; dir: string; crds: Crd[]; files: string[]; via?: string }
   | { source: CrdSource; unavailable: string };
 
-/** True when the go command's message says the proxy refused the module (not: unreachable). */
-export function isRefusal(message: string): boolean {
-  return /\b(403 Forbidden|404 Not Found|410 Gone)\b|not available|unknown revision/.test(message);
-}
+export { isRefusal } from "./upstream";
 
 /** Every CustomResourceDefinition document in the YAML files of `dir` (not recursive). */
 export function crdsIn(dir: string): { crds: Crd[]; files: string[] } {
@@ -164,31 +156,28 @@ export function crdsIn(dir: string): { crds: Crd[]; files: string[] } {
 }
 
 /**
- * Downloads a source's module (pinned by the catalog) into the Go module cache and reads its
- * CRDs. A refusal by the proxy becomes `unavailable`; an unreachable proxy throws.
+ * A source's CRDs through the resolver (tests/upstream.ts): the module (downloaded when missing),
+ * else its data copy, else `unavailable` with the proxy's answer. Anything but a refusal throws.
  */
-export async function readSource(source: CrdSource, timeoutMs: number): Promise<SourceResult> {
-  let dir: string;
-  try {
-    dir = (await runToolchain(["module", `${source.module}@${source.version}`], timeoutMs)).trim();
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (!isRefusal(message)) throw error;
-    const refused = `${source.module}@${source.version}: ${source.knownRefusal ?? "refused by the Go module proxy"}`;
-    if (source.fallback && existsSync(source.fallback.dir)) {
-      const found = crdsIn(source.fallback.dir);
-      if (found.crds.length === 0) throw new Error(`${source.fallback.dir}: no CRDs (${source.fallback.note})`);
-      return { source, dir: source.fallback.dir, crds: labelled(source, found.crds), files: found.files, via: `${refused}; read ${source.fallback.note}` };
-    }
-    return { source, unavailable: refused };
-  }
+export function readSource(source: CrdSource): SourceResult {
+  if (source.shared !== undefined && source.dirs.length !== 1) throw new Error(`${source.name}: a data copy stands for exactly one directory of the module`);
   const crds: Crd[] = [];
   const files: string[] = [];
+  let via: string | undefined;
+  let moduleDir = "";
   for (const sub of source.dirs) {
-    const found = crdsIn(path.join(dir, sub));
-    if (found.crds.length === 0) throw new Error(`${source.module}@${source.version}: no CRDs in ${sub}`);
-    crds.push(...found.crds);
-    files.push(...found.files);
+    const found = upstreamDir({ module: source.module, version: source.version, path: sub, shared: source.shared });
+    if ("unavailable" in found) return { source, unavailable: found.unavailable };
+    if (found.dataCopy) {
+      if (source.knownRefusal === undefined) throw new Error(`${source.name}: the proxy refused a module it is not known to refuse: ${found.via}`);
+      via = found.via;
+    }
+    // The module's root (for files outside the CRD directories), or the data copy's directory.
+    moduleDir ||= found.dataCopy ? found.dir : found.dir.slice(0, found.dir.length - sub.length).replace(/\/+$/, "");
+    const inDir = crdsIn(found.dir);
+    if (inDir.crds.length === 0) throw new Error(`${source.module}@${source.version}: no CRDs in ${found.dir}`);
+    crds.push(...inDir.crds);
+    files.push(...inDir.files);
   }
-  return { source, dir, crds: labelled(source, crds), files };
+  return via === undefined ? { source, dir: moduleDir, crds: labelled(source, crds), files } : { source, dir: moduleDir, crds: labelled(source, crds), files, via };
 }

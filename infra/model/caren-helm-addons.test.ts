@@ -1,20 +1,21 @@
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { checkoutRoot } from "../../tests/stack-files";
+import { carenChartDir } from "../../tests/caren-variables";
+import { skipIfDeclared } from "../../tests/unverified";
 import { catalog } from "./catalog";
 import { carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "./caren-helm-addons";
 
-// CAREN's chart values at the catalog's release, from the project's upstream data copy next to the
-// checkout (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
-// charts/cluster-api-runtime-extensions-nutanix/values.yaml); unverified when it is not there.
-const chartValuesFile = path.resolve(checkoutRoot, "..", "shared", "upstream", `caren-${catalog.caren.chart.version}`, "chart", "values.yaml");
+// CAREN's chart values at the catalog's release, through the resolver (tests/caren-variables.ts
+// `carenChartDir`; nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+// charts/cluster-api-runtime-extensions-nutanix/values.yaml).
 
 describe("CAREN's helm-addons ConfigMap", () => {
   it("is the one CAREN's chart creates and hands its manager by default", (context) => {
-    if (!existsSync(chartValuesFile)) return context.skip(`UNVERIFIED: ${chartValuesFile} is not there`);
-    const values = parse(readFileSync(chartValuesFile, "utf8")) as { helmAddonsConfigMap?: string };
+    const chart = carenChartDir();
+    if ("unavailable" in chart) return skipIfDeclared(context, chart.unavailable);
+    const values = parse(readFileSync(path.join(chart.dir, "values.yaml"), "utf8")) as { helmAddonsConfigMap?: string };
     expect(values.helmAddonsConfigMap).toBe(carenHelmAddonsConfigMap);
   });
 

@@ -1,7 +1,7 @@
-import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { goModule } from "../../tests/upstream";
 import { catalog } from "./catalog";
 import { clusterApiFeatureGates, clusterApiProviders, featureGateSecretData, featureGatesSecretName, githubTokenSecretName, providerConfigSecret } from "./cluster-api-providers";
 
@@ -52,11 +52,12 @@ describe("featureGateSecretData", () => {
 // internal/controller/phase_initialize.go `initReaderVariables`), and the manifest's
 // `--feature-gates` flag templates each gate as `${VARIABLE:=default}`
 // (sigs.k8s.io/cluster-api@v1.12.10: config/manager/manager.yaml and the kubeadm twins), read
-// here from the Go module cache.
-const capiModule = path.join(
-  process.env["GOMODCACHE"] ?? spawnSync("go", ["env", "GOMODCACHE"], { encoding: "utf8" }).stdout.trim(),
-  `sigs.k8s.io/cluster-api@${catalog.clusterApi.version}`,
-);
+// here from the module the resolver downloads (tests/upstream.ts).
+const capiModule = () => {
+  const module = goModule("sigs.k8s.io/cluster-api", catalog.clusterApi.version);
+  if ("unavailable" in module) throw new Error(module.unavailable);
+  return module.dir;
+};
 const managerManifests: Record<string, string> = {
   CoreProvider: "config/manager/manager.yaml",
   BootstrapProvider: "bootstrap/kubeadm/config/manager/manager.yaml",
@@ -65,13 +66,13 @@ const managerManifests: Record<string, string> = {
 
 /** The gates a manager runs with, after clusterctl's `${VAR:=default}` substitution from `variables`. */
 function managerGates(kind: string, variables: Record<string, string>): Record<string, string> {
-  const manifest = readFileSync(path.join(capiModule, managerManifests[kind]!), "utf8");
+  const manifest = readFileSync(path.join(capiModule(), managerManifests[kind]!), "utf8");
   const flag = /--feature-gates=([^"\s]+)/.exec(manifest)![1]!;
   const substituted = flag.replaceAll(/\$\{(\w+):=(\w*)\}/g, (_all, name: string, fallback: string) => variables[name] ?? fallback);
   return Object.fromEntries(substituted.split(",").map((pair) => pair.split("=") as [string, string]));
 }
 
-describe.skipIf(!existsSync(capiModule))("the feature gates each CAPI manager runs with", () => {
+describe("the feature gates each CAPI manager runs with", () => {
   it("are on for the gates its provider row asks for, from the configSecret it names, with or without a GitHub token", () => {
     for (const githubToken of [false, true]) {
       for (const provider of clusterApiProviders.filter((p) => p.kind in managerManifests)) {

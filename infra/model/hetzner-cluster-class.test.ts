@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv";
@@ -16,6 +16,7 @@ import {
   type VariableValue,
 } from "../../tests/cluster-class-topology";
 import { readStackConfig } from "../../tests/stack-files";
+import { skipIfDeclared } from "../../tests/unverified";
 import { crdSources, type Crd } from "../../tests/upstream-crds";
 import { carenExtensionNames } from "./caren-extensions";
 import { catalog } from "./catalog";
@@ -230,14 +231,13 @@ describe("template names", () => {
 // The same class runs through CAPI's real controllers in tests/capi-in-the-loop.test.ts; these
 // tests are the quick ones, fast enough to run for every mutant.
 
-let renderer: GoTemplateRenderer | undefined;
+let renderer: GoTemplateRenderer;
 let crds: Crd[] = [];
+/** Why CAPI's or CAPH's CRDs are unavailable (through the resolver), if they are. */
 const unavailable: string[] = [];
 
 beforeAll(() => {
-  const built = buildGoTemplateRenderer();
-  if ("unavailable" in built) unavailable.push(built.unavailable);
-  else renderer = built;
+  renderer = buildGoTemplateRenderer();
   const files: [string, string[]][] = [
     [
       "sigs.k8s.io/cluster-api",
@@ -356,7 +356,7 @@ function renderedFor(
     | { bootstrap?: { templateRef?: Ref }; infrastructure?: { templateRef?: Ref } }
     | undefined;
   const render = (ref: Partial<Ref> | undefined, holder: TemplateHolder, variables: Record<string, unknown>) =>
-    patchedTemplate(renderer!, classSpec.patches, referenced(ref), holder, { ...variables, builtin });
+    patchedTemplate(renderer, classSpec.patches, referenced(ref), holder, { ...variables, builtin });
   return {
     infrastructureCluster: render(classSpec.infrastructure.templateRef, { infrastructureCluster: true }, cluster.variables),
     controlPlane: render(classSpec.controlPlane.templateRef, { controlPlane: true }, cluster.variables),
@@ -408,19 +408,19 @@ function crdDefault(object: { apiVersion: string; kind: string }, pointer: strin
 
 describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and CAPH's CRDs)", () => {
   it("registers templates the providers accept as they are, before any patch", (context) => {
-    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { templates } = built();
     expect(Object.values(templates).flatMap(crdProblems)).toEqual([]);
   });
 
   it("is a ClusterClass CAPI's CRD accepts", (context) => {
-    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { clusterClass } = built();
     expect(crdProblems(clusterClass)).toEqual([]);
   });
 
   it("renders, for every tenant and pool, templates the providers accept, with the tenant's settings where CAPH reads them", (context) => {
-    if (!renderer || crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { spec, templates } = built();
     const tenants = variedTenants();
     expect(tenants.length).toBeGreaterThan(1);
@@ -466,8 +466,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
     }
   });
 
-  it("runs each node's install at the node's own version (control plane and workers differ mid-upgrade), then the class's own commands", (context) => {
-    if (!renderer) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+  it("runs each node's install at the node's own version (control plane and workers differ mid-upgrade), then the class's own commands", () => {
     const { spec, templates } = built();
     const tenant = stackTenants()[0]!;
     const topology = topologyOf(tenant);
@@ -497,7 +496,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
   });
 
   it("accepts through each variable only values that CAPH's CRDs accept once patched in", (context) => {
-    if (!renderer || crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { spec, templates } = built();
     const tenant = stackTenants()[0]!;
     const topology = topologyOf(tenant);
@@ -562,7 +561,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
   });
 
   it("renders a Cluster that sets only the required variables into templates CAPH accepts, without placement groups", (context) => {
-    if (!renderer || crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { spec, templates } = built();
     const topology = topologyOf(stackTenants()[0]!);
     const required = new Set(spec.variables.filter((variable) => variable.required).map((variable) => variable.name));
@@ -577,8 +576,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
     expect(cluster.sshKeys).toEqual({ hcloud: [] });
   });
 
-  it("refuses a Cluster without a variable the patches need, instead of failing the patches later", (context) => {
-    if (!renderer) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+  it("refuses a Cluster without a variable the patches need, instead of failing the patches later", () => {
     const { spec, templates } = built();
     const topology = topologyOf(stackTenants()[0]!);
     const outcomes = spec.variables.map((definition) => {
@@ -597,8 +595,7 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
 });
 
 describe("the names CAPI resolves", () => {
-  it("names a tenant's HetznerCluster as CAPI renders the class's naming template", (context) => {
-    if (!renderer) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+  it("names a tenant's HetznerCluster as CAPI renders the class's naming template", () => {
     const { spec } = built();
     const naming = (spec.infrastructure as { naming?: { template?: string } }).naming?.template;
     // Without a template CAPI names it `{{ .cluster.name }}-{{ .random }}` (exp/topology/desiredstate/desired_state.go).
@@ -609,10 +606,9 @@ describe("the names CAPI resolves", () => {
     }
   });
 
-  it("labels the remediation template, which CAPI gives no ownerReference, for clusterctl move", (context) => {
+  it("labels the remediation template, which CAPI gives no ownerReference, for clusterctl move", () => {
     // The label clusterctl moves an object by (sigs.k8s.io/cluster-api@v1.12.10: cmd/clusterctl/api/v1alpha3/labels.go).
     const source = path.join(capiModuleDir(), "cmd", "clusterctl", "api", "v1alpha3", "labels.go");
-    if (!existsSync(source)) return context.skip(`UNVERIFIED: ${source} is not in the Go module cache`);
     const moveLabel = /ClusterctlMoveLabel = "([^"]+)"/.exec(readFileSync(source, "utf8"))?.[1];
     expect(moveLabel).toBeDefined();
     const { templates } = built();
@@ -647,7 +643,7 @@ function remediated(
 
 describe("the class's health checks (CAPI's MachineHealthCheck rules)", () => {
   it("remediate by rebooting, the one strategy CAPH supports (its CRD's default), with a timeout CAPH can parse", (context) => {
-    if (crds.length === 0) return context.skip(`UNVERIFIED: ${unavailable.join("; ")}`);
+    if (unavailable.length > 0) return skipIfDeclared(context, unavailable.join("; "));
     const { remediation } = built().templates;
     const strategy = templateSpec<{ strategy: { type?: string; timeout: string } }>(remediation).strategy;
     // syself/cluster-api-provider-hetzner@v1.1.8 HCloudRemediationTemplate: `type` "At the moment, only "Reboot" is supported", its default.

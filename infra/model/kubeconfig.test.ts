@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../tests/stack-files";
 import { buildKubeconfig, kubeconfigServer } from "./kubeconfig";
 
@@ -13,12 +13,15 @@ import { buildKubeconfig, kubeconfigServer } from "./kubeconfig";
 // The program accepts a kubeconfig exactly when kubectl resolves an https:// server, and calls its
 // credentials inline exactly when kubectl's user carries a client certificate and key or a token.
 
-/** The pinned kubectl (scripts/kube-apiserver-toolchain builds it once, cached outside the repo); undefined when not built. */
-const kubectl = (() => {
+/** The pinned kubectl (scripts/kube-apiserver-toolchain builds it once, cached outside the repo). */
+let kubectl: string;
+beforeAll(() => {
   // Through bash: a copy of the repository (a mutation-testing sandbox) may not keep the executable bit.
-  const paths = spawnSync("bash", [path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), "paths"], { cwd: repoRoot, encoding: "utf8" });
-  return /^KUBECTL=(.+)$/m.exec(paths.stdout)?.[1];
-})();
+  const paths = spawnSync("bash", [path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), "paths"], { cwd: repoRoot, encoding: "utf8", timeout: 40 * 60_000 });
+  const found = /^KUBECTL=(.+)$/m.exec(paths.stdout)?.[1];
+  if (!found) throw new Error(`scripts/kube-apiserver-toolchain paths printed no KUBECTL (exit ${paths.status}): ${paths.stderr.slice(-2000)}`);
+  kubectl = found;
+}, 45 * 60_000);
 
 const dir = mkdtempSync(path.join(tmpdir(), "kubeconfig-"));
 afterAll(() => {
@@ -33,7 +36,7 @@ function kubectlReading(name: string, text: string): Expected {
   writeFileSync(file, text);
   let json: { clusters?: { cluster?: { server?: string } }[]; users?: { user?: Record<string, unknown> }[] };
   try {
-    json = JSON.parse(execFileSync(kubectl!, ["--kubeconfig", file, "config", "view", "--minify", "--raw", "-o", "json"], { encoding: "utf8", stdio: "pipe" })) as typeof json;
+    json = JSON.parse(execFileSync(kubectl, ["--kubeconfig", file, "config", "view", "--minify", "--raw", "-o", "json"], { encoding: "utf8", stdio: "pipe" })) as typeof json;
   } catch {
     return { problem: true };
   }
@@ -63,7 +66,7 @@ function kubeconfig(edit: (document: Record<string, unknown>) => void = () => un
   return stringify(document);
 }
 
-describe.skipIf(!kubectl)("kubeconfigServer, against kubectl's reading of the same kubeconfig", () => {
+describe("kubeconfigServer, against kubectl's reading of the same kubeconfig", () => {
   it("agrees on every case: the program's own, tokens, other credentials, and each way a kubeconfig is broken", () => {
     const cases: Record<string, string> = {
       "the program's client-certificate kubeconfig": buildKubeconfig({

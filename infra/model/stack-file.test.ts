@@ -1,9 +1,9 @@
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
-import { afterAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../tests/stack-files";
 import { stackConfigFromFile } from "./stack-file";
 import { placeholderSecretPrefix, projectName } from "./validate-fleet-config";
@@ -14,14 +14,17 @@ import { placeholderSecretPrefix, projectName } from "./validate-fleet-config";
 // is secret. The program must see the same keys, the same values and the same secret keys,
 // except that it cannot decrypt: each secret leaf is a placeholder.
 
-/** The toolchain's CLI (scripts/toolchain builds it once, cached outside the repo); undefined when not built. */
-const pulumi = (() => {
+/** The toolchain's CLI, built by this file if no earlier run did (scripts/toolchain builds it once, cached outside the repo). */
+let pulumi: string;
+beforeAll(() => {
   // Through bash: a copy of the repository (a mutation-testing sandbox) may not keep the executable bit.
-  const pins = spawnSync("bash", [path.join(repoRoot, "scripts", "toolchain"), "pins"], { cwd: repoRoot, encoding: "utf8" });
-  const cache = /^cache: (.+)$/m.exec(pins.stdout)?.[1];
-  const bin = cache && path.join(cache, "bin", "pulumi");
-  return bin && existsSync(bin) ? bin : undefined;
-})();
+  const toolchain = (...args: string[]) =>
+    execFileSync("bash", [path.join(repoRoot, "scripts", "toolchain"), ...args], { cwd: repoRoot, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"], timeout: 40 * 60_000 });
+  toolchain("build", "cli");
+  const cache = /^cache: (.+)$/m.exec(toolchain("pins"))?.[1];
+  if (!cache || !existsSync(path.join(cache, "bin", "pulumi"))) throw new Error(`scripts/toolchain build cli left no pulumi in ${cache ?? "(no cache directory)"}`);
+  pulumi = path.join(cache, "bin", "pulumi");
+}, 45 * 60_000);
 
 const dir = mkdtempSync(path.join(tmpdir(), "stack-file-"));
 afterAll(() => {
@@ -42,7 +45,7 @@ function cliStack(): { file: string; cli: Record<string, { value: string; object
     PULUMI_CONFIG_PASSPHRASE: "test-only",
     PULUMI_SKIP_UPDATE_CHECK: "true",
   };
-  const run = (...args: string[]) => execFileSync(pulumi!, [...args, "--non-interactive"], { cwd: project, env, encoding: "utf8", stdio: "pipe" });
+  const run = (...args: string[]) => execFileSync(pulumi, [...args, "--non-interactive"], { cwd: project, env, encoding: "utf8", stdio: "pipe" });
   mkdirSync(path.join(project, "state"), { recursive: true });
   writeFileSync(path.join(project, "Pulumi.yaml"), `name: ${projectName}\nruntime: nodejs\n`);
   run("stack", "init", "dev");
@@ -61,7 +64,7 @@ function cliStack(): { file: string; cli: Record<string, { value: string; object
   return { file: readFileSync(file, "utf8"), cli: JSON.parse(run("config", "--json", "--show-secrets")) as ReturnType<typeof cliStack>["cli"] };
 }
 
-describe.skipIf(!pulumi)("stackConfigFromFile, against the Pulumi CLI's reading of the same stack file", () => {
+describe("stackConfigFromFile, against the Pulumi CLI's reading of the same stack file", () => {
   it("has the CLI's keys, values and secret keys, with a placeholder for each secret leaf", () => {
     const { file, cli } = cliStack();
     const ours = stackConfigFromFile("dev", parse(file));

@@ -7,8 +7,12 @@
 //	{"op":"validate", "desired", "controlPlane", "minWorkers", "controlPlanePlan", "workersPlan"}
 //	  -> DefaultAndValidateUpgradePlans: {"workersPlan", "error"}
 //	{"op":"compare", "a", "b"} -> util/version.Compare(a, b, WithBuildTags()): {"comparison"}
+//	{"op":"admit", "from", "desired", "kubernetesVersions"}
+//	  -> CAPI's own Cluster admission webhooks (mutating, then validating) on an update of
+//	     spec.topology.version from "from" to "desired", the cluster settled at "from":
+//	     {"allowed", "denials": [field: message]} (see admit.go)
 //
-// Built by infra/model/upgrade-plan.test.ts from the Go module cache (tests/go-programs.ts).
+// Built by infra/model/upgrade-plan.capi.test.ts from the Go module cache (tests/go-programs.ts).
 package main
 
 import (
@@ -39,6 +43,7 @@ type request struct {
 	WorkersPlan        []string `json:"workersPlan"`
 	A                  string   `json:"a"`
 	B                  string   `json:"b"`
+	From               string   `json:"from"`
 }
 
 type response struct {
@@ -46,6 +51,8 @@ type response struct {
 	WorkersPlan      []string `json:"workersPlan"`
 	MinWorkers       string   `json:"minWorkers"`
 	Comparison       int      `json:"comparison"`
+	Allowed          *bool    `json:"allowed,omitempty"`
+	Denials          []string `json:"denials,omitempty"`
 	Error            string   `json:"error,omitempty"`
 }
 
@@ -81,6 +88,7 @@ func main() {
 	scanner := bufio.NewScanner(os.Stdin)
 	scanner.Buffer(make([]byte, 1<<20), 1<<20)
 	out := json.NewEncoder(os.Stdout)
+	var webhook *admitter
 	for scanner.Scan() {
 		var req request
 		if err := json.Unmarshal(scanner.Bytes(), &req); err != nil {
@@ -97,6 +105,15 @@ func main() {
 			if err != nil {
 				res.Error = err.Error()
 			}
+		case "admit":
+			if webhook == nil {
+				var err error
+				if webhook, err = newAdmitter(); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(2)
+				}
+			}
+			res = webhook.admit(req)
 		case "compare":
 			a, errA := semver.ParseTolerant(req.A)
 			b, errB := semver.ParseTolerant(req.B)
