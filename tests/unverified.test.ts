@@ -44,8 +44,18 @@ describe("ledgerVerdict", () => {
     const env = { K3S_SOURCE_DIR: "/src/k3s" };
     expect(ledgerVerdict([run("skipped")], [handed], { env }).undeclared).toHaveLength(1);
     expect(ledgerVerdict([run("passed")], [handed], { env }).stale).toEqual([]);
-    expect(excusingEntry([handed], file, entry.test, {})).toBe(handed);
-    expect(excusingEntry([handed], file, entry.test, env)).toBeUndefined();
+    expect(excusingEntry([handed], file, entry.test, { env: {} })).toBe(handed);
+    expect(excusingEntry([handed], file, entry.test, { env })).toBeUndefined();
+  });
+
+  it("an entry for a module the proxy serves here does not apply: its skip fails and its run is no stale entry", () => {
+    const refusedHere = { ...entry, upstream: "github.com/k3s-io/k3s@v1.34.6+k3s1" };
+    const served = { env: {}, refuses: () => false };
+    const refused = { env: {}, refuses: (module: string) => module === refusedHere.upstream };
+    expect(ledgerVerdict([run("skipped")], [refusedHere], served).undeclared).toHaveLength(1);
+    expect(ledgerVerdict([run("passed")], [refusedHere], served).stale).toEqual([]);
+    expect(ledgerVerdict([run("skipped")], [refusedHere], refused).declared).toHaveLength(1);
+    expect(ledgerVerdict([run("passed")], [refusedHere], refused).stale).toHaveLength(1);
   });
 
   it("under a test-name filter, judges only skips that gave a reason", () => {
@@ -79,9 +89,11 @@ describe("the committed ledger", () => {
     }
   });
 
-  it("refuses an entry without a reason (negative control)", () => {
+  it("refuses an entry without a reason, or with an upstream that is no module@version (negative controls)", () => {
     const broken = path.join(scratch, "unverified.json");
     writeFileSync(broken, JSON.stringify({ checks: [{ file: "tests/x.test.ts", test: "t", reason: "" }] }));
     expect(() => readLedger(broken)).toThrow(/checks\[0\]\.reason must be a non-empty string/);
+    writeFileSync(broken, JSON.stringify({ checks: [{ file: "tests/x.test.ts", test: "t", reason: "r", upstream: "github.com/k3s-io/k3s" }] }));
+    expect(() => readLedger(broken)).toThrow(/checks\[0\]\.upstream must be module@version/);
   });
 });

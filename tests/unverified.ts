@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import type { TestContext } from "vitest";
 import { repoRoot } from "./stack-files";
+import { downloadModule } from "./upstream";
 
 /** One check the ledger allows to go unverified. */
 export interface LedgerEntry {
@@ -18,10 +19,34 @@ export interface LedgerEntry {
   /** The upstream material it needs and cannot get here, and why (what the proxy answers). */
   readonly reason: string;
   /**
+   * The Go module (`module@version`) whose refusal by the proxy is the reason. Where the proxy
+   * serves it (the public proxy may), the entry does not apply: the test must run there.
+   */
+  readonly upstream?: string;
+  /**
    * An environment variable that hands the test its material (a source checkout, a binary built
    * by hand): when it is set the test must run, so the entry neither excuses a skip nor goes stale.
    */
   readonly unlessEnv?: string;
+}
+
+/** Whether the Go module proxy refuses `module@version` (asked once per process; tests/upstream.ts). */
+export function proxyRefuses(moduleAtVersion: string): boolean {
+  const at = moduleAtVersion.lastIndexOf("@");
+  return "refused" in downloadModule(moduleAtVersion.slice(0, at), moduleAtVersion.slice(at + 1));
+}
+
+/** How an entry's conditions are judged (injectable for the ledger's own tests). */
+export interface LedgerContext {
+  readonly env?: NodeJS.ProcessEnv;
+  readonly refuses?: (moduleAtVersion: string) => boolean;
+}
+
+/** Whether an entry applies here: its variable is not set and the proxy refuses its module. */
+function applies(entry: LedgerEntry, context: LedgerContext): boolean {
+  const env = context.env ?? process.env;
+  if (entry.unlessEnv && env[entry.unlessEnv]) return false;
+  return entry.upstream === undefined || (context.refuses ?? proxyRefuses)(entry.upstream);
 }
 
 export const ledgerFile = path.join(repoRoot, "tests", "unverified.json");
@@ -34,6 +59,7 @@ export function readLedger(file = ledgerFile): LedgerEntry[] {
     for (const key of ["file", "test", "reason"] as const) {
       if (typeof entry[key] !== "string" || entry[key] === "") throw new Error(`${file}: checks[${index}].${key} must be a non-empty string`);
     }
+    if (entry.upstream !== undefined && !/^[^@\s]+@v\S+$/.test(entry.upstream)) throw new Error(`${file}: checks[${index}].upstream must be module@version`);
     return entry as LedgerEntry;
   });
 }
@@ -44,10 +70,10 @@ export const repoRelative = (file: string) => path.relative(repoRoot, file).spli
 /** The ledger key of a test: its file relative to the repository, and its full name. */
 export const ledgerKey = (file: string, fullName: string) => `${repoRelative(file)} > ${fullName}`;
 
-/** The entry that excuses a skip of this test now, if any (an entry whose `unlessEnv` is set excuses nothing). */
-export function excusingEntry(ledger: readonly LedgerEntry[], file: string, fullName: string, env: NodeJS.ProcessEnv = process.env): LedgerEntry | undefined {
+/** The entry that excuses a skip of this test here and now, if any (see `applies`). */
+export function excusingEntry(ledger: readonly LedgerEntry[], file: string, fullName: string, context: LedgerContext = {}): LedgerEntry | undefined {
   const key = ledgerKey(file, fullName);
-  return ledger.find((entry) => `${entry.file} > ${entry.test}` === key && !(entry.unlessEnv && env[entry.unlessEnv]));
+  return ledger.find((entry) => `${entry.file} > ${entry.test}` === key && applies(entry, context));
 }
 
 /** Whether failures of the ledger are only warned about (local work; never under CI). */
@@ -109,17 +135,12 @@ export interface LedgerVerdict {
  * The ledger's verdict on a run. Only files that ran are judged. With a test-name filter, tests
  * the filter left out (skipped without a note) and entries it did not reach are not judged.
  */
-export function ledgerVerdict(
-  tests: readonly RunTest[],
-  ledger: readonly LedgerEntry[],
-  options: { nameFilter?: boolean; env?: NodeJS.ProcessEnv } = {},
-): LedgerVerdict {
-  const env = options.env ?? process.env;
+export function ledgerVerdict(tests: readonly RunTest[], ledger: readonly LedgerEntry[], options: LedgerContext & { nameFilter?: boolean } = {}): LedgerVerdict {
   const declared: { key: string; note: string; reason: string }[] = [];
   const undeclared: { key: string; note: string }[] = [];
   for (const test of tests.filter((candidate) => candidate.state === "skipped" || candidate.state === "pending")) {
     if (options.nameFilter && test.note === undefined) continue;
-    const entry = excusingEntry(ledger, test.file, test.fullName, env);
+    const entry = excusingEntry(ledger, test.file, test.fullName, options);
     const key = ledgerKey(test.file, test.fullName);
     if (entry) declared.push({ key, note: test.note ?? "(no reason given)", reason: entry.reason });
     else undeclared.push({ key, note: test.note ?? "(skipped with no reason: it.skip, skipIf or todo)" });
@@ -128,7 +149,7 @@ export function ledgerVerdict(
   const filesRun = new Set(tests.map((test) => repoRelative(test.file)));
   const stale: { key: string; why: string }[] = [];
   for (const entry of ledger) {
-    if (!filesRun.has(entry.file) || (entry.unlessEnv && env[entry.unlessEnv])) continue;
+    if (!filesRun.has(entry.file) || !applies(entry, options)) continue;
     const key = `${entry.file} > ${entry.test}`;
     const test = byKey.get(key);
     if (!test) {
