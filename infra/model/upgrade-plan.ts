@@ -436,7 +436,7 @@ function failWorkers(problem: string): never {
 /** Workers move only when the skew policy forces them to (every 3rd minor) and at the target. */
 function defaultWorkers(facts: ControlPlanePlanFacts & { readonly workers: Version }, versions: UpgradePlanVersions): string[] {
   const { workers, desired } = facts;
-  if (compareVersions(workers, desired) === 1 || desired.minor - workers.minor === 3) {
+  if (compareVersions(workers, desired) === 1) {
     throw new UpgradePlanError(
       "downgrade",
       `cannot downgrade the workers from ${workers.text} to ${desired.text}: Cluster API only upgrades; set spec.topology.version to ${workers.text} or newer`,
