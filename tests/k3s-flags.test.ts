@@ -56,7 +56,7 @@ function recoveryServerFlags(): string[] {
 
 /** Keys of the Secret k3s reads the upload settings from. */
 function emittedSecretKeys(): string[] {
-  return [...Object.keys(etcdS3SecretSettings(management.backups!, management.location, "f")), ...Object.values(etcdS3CredentialKeys)];
+  return [...Object.keys(etcdS3SecretSettings(management.backups!, management.location, "f", management.servers)), ...Object.values(etcdS3CredentialKeys)];
 }
 
 describe("what the program emits for k3s (read from its output)", () => {

@@ -82,7 +82,7 @@ export function downloadModule(module: string, version: string, env: NodeJS.Proc
     }
     let answer: ModuleAnswer;
     if (parsed.Dir && existsSync(parsed.Dir)) answer = { dir: parsed.Dir };
-    else if (parsed.Error && isRefusal(parsed.Error)) answer = { refused: `${key}: the Go module proxy (${goProxy(env)}) refuses it: ${parsed.Error.trim()}` };
+    else if (parsed.Error && isRefusal(parsed.Error)) answer = { refused: `${key}: the Go module proxy (${goProxy(env)}) refuses it: ${parsed.Error.trim().replace(/\s*\n\s*/g, " ")}` };
     else throw new Error(`${key}: go mod download failed, and not by a refusal of the proxy (${goProxy(env)}): ${parsed.Error ?? download.stderr.trim()}`);
     answers.set(key, answer);
     return answer;

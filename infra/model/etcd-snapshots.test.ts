@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { stringify } from "yaml";
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   backupLocation,
@@ -24,7 +25,7 @@ import { repoRoot } from "../../tests/stack-files";
 const keysK3sReadsFromTheSecret = new Set([
   "etcd-s3-access-key", "etcd-s3-bucket", "etcd-s3-bucket-lookup-type", "etcd-s3-folder", "etcd-s3-proxy", "etcd-s3-secret-key",
   "etcd-s3-session-token", "etcd-s3-endpoint", "etcd-s3-region", "etcd-s3-timeout", "etcd-s3-skip-ssl-verify", "etcd-s3-insecure",
-  "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name",
+  "etcd-s3-endpoint-ca", "etcd-s3-endpoint-ca-name", "etcd-s3-retention",
 ]);
 const snapshotServerFlags = new Set(["etcd-snapshot-schedule-cron", "etcd-snapshot-retention", "etcd-s3", "etcd-s3-config-secret"]);
 
@@ -33,7 +34,7 @@ const servers = [{ name: "mgmt-1", publicIpv4: "198.51.100.21", privateIp: "10.0
 
 describe("the Secret k3s reads the upload settings from", () => {
   it("has only keys k3s reads, in the namespace it reads from, with the endpoint and region of the backup location", () => {
-    const settings = etcdS3SecretSettings({ ...backups, location: "hel1" }, "fsn1", "default-folder");
+    const settings = etcdS3SecretSettings({ ...backups, location: "hel1" }, "fsn1", "default-folder", 3);
     for (const key of [...Object.keys(settings), ...Object.values(etcdS3CredentialKeys)]) expect(keysK3sReadsFromTheSecret, key).toContain(key);
     expect(etcdS3ConfigSecret.namespace).toBe("kube-system");
     // Hetzner Object Storage: one endpoint per location, `<location>.your-objectstorage.com`, whose region is the location.
@@ -45,8 +46,48 @@ describe("the Secret k3s reads the upload settings from", () => {
   it("defaults the location to the servers' and the folder to the stack's; configured values win", () => {
     expect(backupLocation(backups, "nbg1")).toBe("nbg1");
     expect(backupLocation({ ...backups, location: "hel1" }, "nbg1")).toBe("hel1");
-    expect(etcdS3SecretSettings(backups, "nbg1", "capi-fleet-dev")).toMatchObject({ "etcd-s3-region": "nbg1", "etcd-s3-folder": "capi-fleet-dev" });
-    expect(etcdS3SecretSettings({ ...backups, folder: "elsewhere" }, "nbg1", "capi-fleet-dev")["etcd-s3-folder"]).toBe("elsewhere");
+    expect(etcdS3SecretSettings(backups, "nbg1", "capi-fleet-dev", 1)).toMatchObject({ "etcd-s3-region": "nbg1", "etcd-s3-folder": "capi-fleet-dev" });
+    expect(etcdS3SecretSettings({ ...backups, folder: "elsewhere" }, "nbg1", "capi-fleet-dev", 1)["etcd-s3-folder"]).toBe("elsewhere");
+  });
+});
+
+/**
+ * What the bucket holds after `rounds` snapshots of every server: a **stand-in** for k3s' pruning,
+ * ported from k3s-io/k3s@v1.34.6+k3s1 (commit 234e6132, read from its sources; the Go module proxy
+ * refuses the module): after each upload (pkg/etcd/snapshot.go) `SnapshotRetention`
+ * (pkg/etcd/s3/s3.go) lists `<folder>/etcd-snapshot*`, every server's snapshots together, and when
+ * there are more than `Retention` (below 1: never) deletes the oldest. `Retention` is the Secret's
+ * `etcd-s3-retention` when it has one (pkg/etcd/s3/config_secret.go), else the servers'
+ * `etcd-s3-retention` flag, which from v1.34.6 defaults to `etcd-snapshot-retention` when that is
+ * set (pkg/cli/server/server.go).
+ */
+function bucketAfter(rounds: number, servers: number, secret: Record<string, string>, snapshotRetention: number): number[] {
+  const retention = secret["etcd-s3-retention"] === undefined ? snapshotRetention : Number.parseInt(secret["etcd-s3-retention"], 10);
+  let bucket: { server: number; time: number }[] = [];
+  for (let time = 0; time < rounds; time += 1) {
+    for (let server = 0; server < servers; server += 1) {
+      bucket.push({ server, time });
+      if (retention >= 1 && bucket.length > retention) bucket = [...bucket].sort((a, b) => b.time - a.time).slice(0, retention);
+    }
+  }
+  return Array.from({ length: servers }, (_, server) => bucket.filter((snapshot) => snapshot.server === server).length);
+}
+
+describe("what the bucket keeps (k3s' pruning, a stand-in)", () => {
+  it("keeps `retention` snapshots of every server, as the README promises", () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 60 }), fc.constantFrom(1, 3), (retention, servers) => {
+        const settings = { ...backups, retention };
+        const secret = etcdS3SecretSettings(settings, "nbg1", "f", servers);
+        const dropin = etcdSnapshotK3sConfig(settings);
+        expect(bucketAfter(retention + 5, servers, secret, dropin["etcd-snapshot-retention"] as number)).toEqual(Array(servers).fill(retention));
+      }),
+    );
+  });
+
+  it("negative control: without the Secret's retention, three servers share one count and each keeps a third", () => {
+    const { "etcd-s3-retention": _retention, ...withoutRetention } = etcdS3SecretSettings(backups, "nbg1", "f", 3);
+    expect(bucketAfter(backups.retention + 5, 3, withoutRetention, backups.retention)).toEqual([3, 3, 3]);
   });
 });
 

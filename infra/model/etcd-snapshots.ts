@@ -42,8 +42,21 @@ export function etcdSnapshotK3sConfig(backups: EtcdBackupSettings | undefined): 
   };
 }
 
+/**
+ * How many snapshots the bucket keeps so that each server's `retention` newest stay there. k3s
+ * prunes the bucket by one count over every server's snapshots in the folder together: it lists
+ * `<folder>/etcd-snapshot*` (snapshot names are `etcd-snapshot-<node>-<time>`) and keeps the
+ * newest `Retention` (k3s-io/k3s@v1.34.6+k3s1: pkg/etcd/s3/s3.go `SnapshotRetention`,
+ * pkg/etcd/snapshot.go). Without a Secret key `Retention` is the servers' `etcd-s3-retention`
+ * flag, which defaults to 5 or, from v1.34.6 on, to `etcd-snapshot-retention`
+ * (pkg/cli/server/server.go): `retention` for the whole fleet, not per server.
+ */
+export function bucketRetention(backups: EtcdBackupSettings, servers: number): number {
+  return backups.retention * servers;
+}
+
 /** The non-secret keys of the Secret (the keys k3s reads: pkg/etcd/s3/config_secret.go). */
-export function etcdS3SecretSettings(backups: EtcdBackupSettings, managementLocation: HetznerLocation, defaultFolder: string): Record<string, string> {
+export function etcdS3SecretSettings(backups: EtcdBackupSettings, managementLocation: HetznerLocation, defaultFolder: string, servers: number): Record<string, string> {
   const location = backupLocation(backups, managementLocation);
   return {
     "etcd-s3-endpoint": objectStorageEndpoint(location),
@@ -51,6 +64,9 @@ export function etcdS3SecretSettings(backups: EtcdBackupSettings, managementLoca
     "etcd-s3-region": location,
     "etcd-s3-bucket": backups.bucket,
     "etcd-s3-folder": backups.folder ?? defaultFolder,
+    // A Secret key, not the `etcd-s3-retention` flag: before v1.34.6 any S3 flag other than its
+    // default makes k3s ignore the Secret altogether (pkg/etcd/s3/s3.go `GetClient`).
+    "etcd-s3-retention": String(bucketRetention(backups, servers)),
   };
 }
 
