@@ -1,7 +1,7 @@
 /**
  * How the hcloud cloud controller manager decides where to create the load balancer of a
  * LoadBalancer Service, ported from hetznercloud/hcloud-cloud-controller-manager@v1.35.0 (the
- * newest tag the source store holds; the Go module proxy refuses v1.37.0):
+ * catalog's chart version; the Go module proxy refuses the module):
  * - chart/templates/deployment.yaml: every `env` value of the chart becomes a container
  *   environment variable of that name;
  * - internal/config/load_balancer_envs.go and internal/config/config.go (`Read`, `Validate`):

@@ -2,6 +2,8 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
+import { intersectRanges, managementKubernetesConstraints } from "../infra/model/compatibility";
+import { describeRange } from "../infra/model/kubernetes-version";
 import { catalogSummaryMarkdown } from "../infra/model/pinned-set";
 import { repoRoot } from "./stack-files";
 
@@ -35,5 +37,19 @@ describe("the README's version table", () => {
     expect(readmeCatalogTable(readme)).toBe(catalogSummaryMarkdown());
     // The README without its markers.
     expect(readmeCatalogTable(readme.replace(begin, ""))).toBeUndefined();
+  });
+});
+
+describe("the README's management range sentence", () => {
+  const sentence = /today \*\*([^*]+)\*\* for k3s and\s+\*\*([^*]+)\*\* for an existing cluster/;
+
+  it("names the ranges the catalog's constraints allow together, per mode", () => {
+    const readme = readFileSync(path.join(repoRoot, "README.md"), "utf8");
+    const found = sentence.exec(readme);
+    expect(found, "the sentence under «Pinned versions»").not.toBeNull();
+    expect({ k3s: found![1], existing: found![2] }).toEqual({
+      k3s: describeRange(intersectRanges(managementKubernetesConstraints("hetzner"))!),
+      existing: describeRange(intersectRanges(managementKubernetesConstraints("existing"))!),
+    });
   });
 });

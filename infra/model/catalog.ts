@@ -78,7 +78,11 @@ export const catalog = {
 
   /** cert-manager: issues the webhook certificates of CAPI, the operator and CAREN. */
   certManager: {
-    /** cert-manager/cert-manager releases; charts.jetstack.io versions keep the leading v. */
+    /**
+     * cert-manager/cert-manager releases; charts.jetstack.io versions keep the leading v. The tag
+     * exists: the Go module proxy serves github.com/cert-manager/cert-manager@v1.21.2 (2026-09-10),
+     * read at test time with its deploy/charts/cert-manager (infra/model/catalog-upstream.test.ts).
+     */
     chart: { chart: "cert-manager", repository: "https://charts.jetstack.io", version: "v1.21.2" },
     /** cert-manager/website: content/docs/releases/README.md (v1.21 row: 1.33 → 1.36). */
     kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
@@ -97,9 +101,17 @@ export const catalog = {
   /** Cluster API core, kubeadm bootstrap and kubeadm control-plane providers. */
   clusterApi: {
     version: "v1.12.10",
-    /** sigs.k8s.io/cluster-api@main: docs/book/src/reference/versions.md (v1.12.x row). */
+    /**
+     * The CAPI release whose support table the two ranges below come from:
+     * sigs.k8s.io/cluster-api@v1.14.0: docs/book/src/reference/versions.md, core provider table,
+     * "v1.12" column: 1.29–1.30 workload only, 1.31–1.35, and "Kubernetes v1.36 | ✓ >= v1.12.8".
+     * The copy in the pinned v1.12.10 tree stops at 1.35 (release-1.12 never got the 1.36 row,
+     * which main added); infra/model/catalog-upstream.test.ts reads both copies.
+     */
+    supportTableRelease: "v1.14.0",
+    /** That table's management clusters for the pinned patch (1.36 because v1.12.10 ≥ v1.12.8). */
     managementKubernetes: { min: "1.31", max: "1.36" } satisfies MinorRange,
-    /** Same table, workload column. */
+    /** Same table, workload clusters. */
     workloadKubernetes: { min: "1.29", max: "1.36" } satisfies MinorRange,
     /** First release with chained upgrades (ClusterClass `kubernetesVersions`). */
     chainedUpgradesSince: "v1.12.0",
@@ -189,19 +201,36 @@ export const catalog = {
    * ≥ v1.30.1: older releases break on Hetzner's API change of 2026-07-01.
    */
   hcloudCloudControllerManager: {
-    /** hetznercloud/hcloud-cloud-controller-manager: chart/Chart.yaml (chart versions have no v). */
-    chart: { chart: "hcloud-cloud-controller-manager", repository: "https://charts.hetzner.cloud", version: "1.37.0" },
+    /**
+     * The newest release confirmed (chart versions have no v): tag v1.35.0 (2026-08-11) with
+     * hetznercloud/hcloud-cloud-controller-manager@v1.35.0: chart/Chart.yaml `version: 1.35.0` and
+     * CHANGELOG.md "v1.35.0". A reading of the source store's snapshot (main at 2026-08-19; v1.36.0
+     * was only a pending release branch, no 1.37.0 anywhere); the Go module proxy refuses the module.
+     */
+    chart: { chart: "hcloud-cloud-controller-manager", repository: "https://charts.hetzner.cloud", version: "1.35.0" },
     /** The first release that works after Hetzner's API change of 2026-07-01. */
     minimumVersion: "1.30.1",
-    /** docs/reference/version-policy.md: the newest three minors (PR #1152 added 1.35, dropped 1.31). */
-    kubernetes: { min: "1.32", max: "1.35" } satisfies MinorRange,
+    /**
+     * hetznercloud/hcloud-cloud-controller-manager@v1.35.0: docs/reference/version-policy.md lists
+     * 1.33–1.36 for the latest release (1.32 only up to v1.30.1); "feat: support kubernetes v1.36.0
+     * (#1217)" made that change, in every tag from v1.31.0 on. A reading, as above.
+     */
+    kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
   },
 
   /** Hetzner Cloud CSI driver (tenants' volumes). */
   hcloudCsi: {
-    /** hetznercloud/csi-driver: chart/Chart.yaml (chart versions have no v). */
-    chart: { chart: "hcloud-csi", repository: "https://charts.hetzner.cloud", version: "2.23.0" },
-    /** docs/reference/version-policy.md (PR #1354 added 1.36, dropped 1.32). */
+    /**
+     * The newest release confirmed (chart versions have no v): tag v2.22.1 (2026-07-30) with
+     * hetznercloud/csi-driver@v2.22.1: chart/Chart.yaml `version: 2.22.1` and CHANGELOG.md "v2.22.1".
+     * A reading of the source store's snapshot (main at 2026-08-21, no 2.23.0 anywhere); the Go
+     * module proxy refuses the module.
+     */
+    chart: { chart: "hcloud-csi", repository: "https://charts.hetzner.cloud", version: "2.22.1" },
+    /**
+     * hetznercloud/csi-driver@v2.22.1: docs/kubernetes/reference/version-policy.md, 1.33–1.36
+     * "v2.20.2+" (PR #1354 added 1.36, dropped 1.32). A reading, as above.
+     */
     kubernetes: { min: "1.33", max: "1.36" } satisfies MinorRange,
   },
 

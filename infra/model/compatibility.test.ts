@@ -54,6 +54,14 @@ describe("the management cluster's range", () => {
     expect(describeConstraints(managementKubernetesConstraints("hetzner"))).toContain(`hcloud-cloud-controller-manager ${catalog.hcloudCloudControllerManager.chart.version}`);
   });
 
+  // The hcloud CCM's range is a reading (hetznercloud/hcloud-cloud-controller-manager@v1.35.0:
+  // docs/reference/version-policy.md, 1.33–1.36); the Go module proxy refuses that module, so
+  // it cannot be read here. With it, the CCM narrows nothing: k3s gets what an existing cluster gets.
+  it("is 1.34–1.36 in both modes: the CCM (1.33–1.36) no longer caps k3s below 1.36", () => {
+    expect(intersectRanges(managementKubernetesConstraints("hetzner"))).toEqual({ min: "1.34", max: "1.36" });
+    expect(intersectRanges(managementKubernetesConstraints("hetzner"))).toEqual(intersectRanges(managementKubernetesConstraints("existing")));
+  });
+
   it("contains the catalog's k3s release", () => {
     const range = intersectRanges(managementKubernetesConstraints("hetzner"))!;
     const k3sMinor = /^v(\d+\.\d+)\./.exec(catalog.k3s.version)![1]!;

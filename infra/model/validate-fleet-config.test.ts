@@ -115,7 +115,7 @@ const badInputs: [string, (raw: RawFleet) => void, string, string][] = [
   ["unknown location", (r) => (r.management.location = "fsn2"), "management.location", "allowed: fsn1, nbg1, hel1, ash, hil, sin"],
   ["two management servers (even etcd)", (r) => (r.management.servers = 2), "management.servers", "allowed: 1 or 3"],
   ["four management servers (even etcd)", (r) => (r.management.servers = 4), "management.servers", "odd member count"],
-  ["k3s minor outside the platform's management range", (r) => (r.management.k3sVersion = "v1.33.4+k3s1"), "management.k3sVersion", "allowed minors: 1.34–1.35"],
+  ["k3s minor outside the platform's management range", (r) => (r.management.k3sVersion = "v1.33.4+k3s1"), "management.k3sVersion", "allowed minors: 1.34–1.36"],
   ["k3s version without the k3s suffix", (r) => (r.management.k3sVersion = "v1.34.6"), "management.k3sVersion", `of the form ${catalog.k3s.version}`],
   ["unknown server type", (r) => (r.management.serverType = "large"), "management.serverType", "cx*, cpx*, cax* or ccx*"],
   ["unknown load-balancer type", (r) => (r.management.apiLoadBalancerType = "lb99"), "management.apiLoadBalancerType", "allowed: lb11, lb21, lb31"],
