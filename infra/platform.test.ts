@@ -15,7 +15,7 @@ import { skipIfDeclared } from "../tests/unverified";
 import type { FleetOutputs } from "./fleet";
 import { carenExtensionNames } from "./model/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/catalog";
-import { clusterApiProviders } from "./model/cluster-api-providers";
+import { clusterApiOperatorValues, clusterApiProviders } from "./model/cluster-api-providers";
 import { reservedNamespaces } from "./model/platform-namespaces";
 
 const releaseType = "kubernetes:helm.sh/v3:Release";
@@ -211,13 +211,25 @@ describe.each([
       configSecret: { name: "capi-feature-gates", namespace: "capi-system" },
     });
     expect(specOf(provider("ControlPlaneProvider")).manager).toEqual({ featureGates: { ClusterTopology: true } });
-    expect(specOf(provider("ControlPlaneProvider")).configSecret).toEqual({ name: "capi-feature-gates", namespace: "capi-system" });
+    expect(specOf(provider("ControlPlaneProvider")).configSecret).toEqual({ name: "capi-feature-gates", namespace: "capi-kubeadm-control-plane-system" });
     for (const kind of ["BootstrapProvider", "InfrastructureProvider", "AddonProvider"]) {
       expect(specOf(provider(kind)), kind).toEqual({ version: expect.any(String) });
     }
-    const gates = one(registrations, "kubernetes:core/v1:Secret", "cluster-api-feature-gates");
-    expect(gates.inputs.stringData).toEqual({ CLUSTER_TOPOLOGY: "true", EXP_RUNTIME_SDK: "true" });
-    expect(waitsFor(registrations, provider("CoreProvider"), gates)).toBe(true);
+    // Each gated provider reads its own Secret, in its own namespace, with the same gates; created before it.
+    for (const [kind, name] of [
+      ["CoreProvider", "cluster-api-feature-gates"],
+      ["ControlPlaneProvider", "cluster-api-capi-kubeadm-control-plane-system-feature-gates"],
+    ] as const) {
+      const gates = one(registrations, "kubernetes:core/v1:Secret", name);
+      expect(gates.inputs.metadata, kind).toMatchObject(specOf(provider(kind)).configSecret as Spec);
+      expect(gates.inputs.stringData, kind).toEqual({ CLUSTER_TOPOLOGY: "true", EXP_RUNTIME_SDK: "true" });
+      expect(waitsFor(registrations, provider(kind), gates), kind).toBe(true);
+    }
+  });
+
+  it("installs the operator with the values that make it watch config Secrets", () => {
+    expect(release("cluster-api-operator").inputs.values).toEqual(clusterApiOperatorValues);
+    expect(clusterApiOperatorValues).toMatchObject({ watchConfigSecret: true });
   });
 
   // A reading of the chart's values and schema (Helm validates against values.schema.json;
@@ -344,7 +356,7 @@ describe("the platform on an existing cluster", () => {
     const certManager = one(registrations, releaseType, "cluster-api-cert-manager");
     expect(waitsFor(registrations, certManager, one(registrations, "pulumi:providers:kubernetes"))).toBe(true);
     const platformSecrets = byType(registrations, "kubernetes:core/v1:Secret").filter((r) => !r.urn.includes("capi-fleet:tenants:"));
-    expect(platformSecrets.map((r) => r.name)).toEqual(["cluster-api-feature-gates"]);
+    expect(platformSecrets.map((r) => r.name)).toEqual(["cluster-api-feature-gates", "cluster-api-capi-kubeadm-control-plane-system-feature-gates"]);
   });
 
   it("keeps the kubeconfig out of every in-cluster resource's inputs", () => {

@@ -4,10 +4,10 @@ import { catalog } from "../../infra/model/catalog";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import {
   clusterApiFeatureGates,
+  clusterApiOperatorValues,
   clusterApiProviders,
   featureGateSecretData,
   featureGatesSecretName,
-  githubTokenSecretName,
   githubTokenVariable,
   providerConfigSecret,
   type ClusterApiProviderSpec,
@@ -69,7 +69,7 @@ export class ClusterApi extends pulumi.ComponentResource {
     );
     const operator = pinnedRelease(
       `${name}-operator`,
-      { pin: catalog.clusterApiOperator.chart, namespace: operatorNamespace },
+      { pin: catalog.clusterApiOperator.chart, namespace: operatorNamespace, values: { ...clusterApiOperatorValues } },
       { ...child, dependsOn: [certManager] },
     );
 
@@ -93,35 +93,33 @@ export class ClusterApi extends pulumi.ComponentResource {
     }
     const githubToken = args.githubToken === undefined ? undefined : pulumi.secret(args.githubToken);
     const gates = featureGateSecretData(clusterApiFeatureGates);
-    const featureGatesSecret = new k8s.core.v1.Secret(
-      `${name}-feature-gates`,
-      {
-        metadata: { name: featureGatesSecretName, namespace: core.namespace },
-        // With a token the whole data is a secret; the gates alone stay readable in diffs.
-        stringData: githubToken ? pulumi.secret(githubToken.apply((token) => ({ ...gates, [githubTokenVariable]: token }))) : gates,
-      },
-      { ...child, dependsOn: [namespaceOf(core)] },
-    );
-    // The providers without gates read the token from a Secret of their own namespace.
-    const tokenSecrets = new Map<string, k8s.core.v1.Secret>();
-    if (githubToken) {
-      for (const provider of clusterApiProviders) {
-        const ref = providerConfigSecret(provider, { githubToken: true });
-        if (ref?.name !== githubTokenSecretName || tokenSecrets.has(ref.namespace)) continue;
-        tokenSecrets.set(
-          ref.namespace,
-          new k8s.core.v1.Secret(
-            `${name}-${ref.namespace}-github-token`,
-            { metadata: { name: ref.name, namespace: ref.namespace }, stringData: pulumi.secret(githubToken.apply((token) => ({ [githubTokenVariable]: token }))) },
-            { ...child, dependsOn: [namespaceOf(provider)] },
-          ),
-        );
+    const configData = (gated: boolean): pulumi.Input<Record<string, string>> => {
+      const plain = gated ? gates : {};
+      // With a token the whole data is a secret; the gates alone stay readable in diffs.
+      return githubToken ? pulumi.secret(githubToken.apply((token) => ({ ...plain, [githubTokenVariable]: token }))) : plain;
+    };
+    // One config Secret per provider that needs one, in the provider's own namespace (the operator's API requires it).
+    const configSecrets = new Map<ClusterApiProviderSpec, k8s.core.v1.Secret>();
+    for (const provider of clusterApiProviders) {
+      const ref = providerConfigSecret(provider, { githubToken: githubToken !== undefined });
+      if (!ref) continue;
+      if (ref.namespace !== provider.namespace) {
+        throw new Error(`ClusterApi: the config Secret of ${provider.kind} must be in ${provider.namespace}`);
       }
+      const gated = ref.name === featureGatesSecretName;
+      // The core's gates Secret keeps the resource name it had as the only one, so it is not replaced.
+      const resourceName = gated && provider === core ? `${name}-feature-gates` : `${name}-${ref.namespace}-${gated ? "feature-gates" : "github-token"}`;
+      configSecrets.set(
+        provider,
+        new k8s.core.v1.Secret(
+          resourceName,
+          { metadata: { name: ref.name, namespace: ref.namespace }, stringData: configData(gated) },
+          { ...child, dependsOn: [namespaceOf(provider)] },
+        ),
+      );
     }
     const configSecretOf = (provider: ClusterApiProviderSpec): pulumi.Resource[] => {
-      const ref = providerConfigSecret(provider, { githubToken: githubToken !== undefined });
-      if (!ref) return [];
-      const secret = ref.name === featureGatesSecretName ? featureGatesSecret : tokenSecrets.get(ref.namespace);
+      const secret = configSecrets.get(provider);
       return secret ? [secret] : [];
     };
 

@@ -1,9 +1,18 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
 import { goModule } from "../../tests/upstream";
 import { catalog } from "./catalog";
-import { clusterApiFeatureGates, clusterApiProviders, featureGateSecretData, featureGatesSecretName, githubTokenSecretName, providerConfigSecret } from "./cluster-api-providers";
+import {
+  clusterApiFeatureGates,
+  clusterApiOperatorValues,
+  clusterApiProviders,
+  featureGateSecretData,
+  featureGatesSecretName,
+  githubTokenSecretName,
+  providerConfigSecret,
+} from "./cluster-api-providers";
 
 describe("clusterApiProviders", () => {
   it("lists the core provider first, then kubeadm, Hetzner and Helm", () => {
@@ -88,13 +97,37 @@ describe("the feature gates each CAPI manager runs with", () => {
   });
 });
 
+/** A file of sigs.k8s.io/cluster-api-operator at the catalog's chart version. */
+function operatorFile(...segments: string[]): string {
+  const module = goModule("sigs.k8s.io/cluster-api-operator", `v${catalog.clusterApiOperator.chart.version}`);
+  if ("unavailable" in module) throw new Error(module.unavailable);
+  return readFileSync(path.join(module.dir, ...segments), "utf8");
+}
+
+/** The doc comment of the operator's `ConfigSecret` field (api/v1alpha2/provider_types.go), as one line. */
+function configSecretFieldDoc(): string {
+  const source = operatorFile("api", "v1alpha2", "provider_types.go");
+  const comment = /((?:\n\t\/\/[^\n]*)+)\n\tConfigSecret \*SecretReference/.exec(source)?.[1];
+  if (!comment) throw new Error("provider_types.go: no ConfigSecret field with a doc comment");
+  return comment.replaceAll(/\n\t\/\/ ?/g, " ").replaceAll(/\s+/g, " ").trim();
+}
+
 describe("providerConfigSecret", () => {
-  it("gives a provider with gates the one gates Secret, in the namespace where the component creates it (the core provider's)", () => {
-    const core = clusterApiProviders.find((p) => p.kind === "CoreProvider")!;
+  it("puts every provider's config Secret in the provider's own namespace, as the operator's API requires", () => {
+    expect(configSecretFieldDoc()).toContain("This secret must be in the same namespace as the provider.");
     for (const githubToken of [false, true]) {
-      const refs = clusterApiProviders.filter((p) => p.featureGates.length > 0).map((p) => providerConfigSecret(p, { githubToken }));
-      expect(refs.length).toBeGreaterThan(1);
-      expect(refs.every((ref) => ref?.name === featureGatesSecretName && ref.namespace === core.namespace)).toBe(true);
+      for (const provider of clusterApiProviders) {
+        const ref = providerConfigSecret(provider, { githubToken });
+        if (ref) expect(ref.namespace, `${provider.kind} with${githubToken ? "" : "out"} a token`).toBe(provider.namespace);
+      }
+    }
+  });
+
+  it("gives each provider with gates a gates Secret, token or not", () => {
+    for (const githubToken of [false, true]) {
+      const gated = clusterApiProviders.filter((p) => p.featureGates.length > 0);
+      expect(gated.length).toBeGreaterThan(1);
+      for (const provider of gated) expect(providerConfigSecret(provider, { githubToken })?.name, provider.kind).toBe(featureGatesSecretName);
     }
   });
 
@@ -106,5 +139,77 @@ describe("providerConfigSecret", () => {
       expect(providerConfigSecret(provider, { githubToken: true })).toEqual({ name: githubTokenSecretName, namespace: provider.namespace });
     }
     expect(githubTokenSecretName).not.toBe(featureGatesSecretName);
+  });
+});
+
+// The operator's chart (hack/charts/cluster-api-operator; `make release-chart` packages it as is,
+// adding only RBAC, CRDs and webhooks) and what its manager does with the flags.
+type Values = Record<string, unknown>;
+const chart = (...segments: string[]) => operatorFile("hack", "charts", "cluster-api-operator", ...segments);
+
+/** Helm's merge of user values over the chart's (maps merge, anything else replaces). */
+function mergeValues(base: Values, over: Values): Values {
+  const isMap = (value: unknown): value is Values => typeof value === "object" && value !== null && !Array.isArray(value);
+  return Object.fromEntries(
+    [...new Set([...Object.keys(base), ...Object.keys(over)])].map((key) => {
+      const [a, b] = [base[key], over[key]];
+      return [key, isMap(a) && isMap(b) ? mergeValues(a, b) : key in over ? b : a];
+    }),
+  );
+}
+
+/**
+ * The manager container's args as templates/deployment.yaml renders them: a reading of its
+ * `if`/`with` blocks over the values (Go template truth: false, 0, "" and empty are false),
+ * not Helm; any other action in the args fails the test.
+ */
+function managerArgs(values: Values): string[] {
+  const template = chart("templates", "deployment.yaml");
+  const lines = /\n\s*- args:\n([\s\S]*?)\n\s*command:/.exec(template)?.[1]?.split("\n") ?? [];
+  expect(lines.length).toBeGreaterThan(0);
+  const lookup = (expression: string, context: unknown): unknown =>
+    expression
+      .replace(/^\$?\./, "")
+      .split(".")
+      .filter(Boolean)
+      .reduce<unknown>((value, key) => (typeof value === "object" && value !== null ? (value as Values)[key] : undefined), expression.startsWith("$") ? { Values: values } : context);
+  const truthy = (value: unknown) => Boolean(value) && !(Array.isArray(value) && value.length === 0) && !(typeof value === "object" && value !== null && Object.keys(value).length === 0);
+  const stack: { on: boolean; context: unknown }[] = [{ on: true, context: { Values: values } }];
+  const args: string[] = [];
+  for (const line of lines) {
+    const top = stack.at(-1)!;
+    const action = /^\s*\{\{-?\s*(if|with|end)\s*([^}]*?)\s*-?\}\}\s*$/.exec(line);
+    if (action?.[1] === "end") stack.pop();
+    else if (action) {
+      const value = lookup(action[2]!, top.context);
+      stack.push({ on: top.on && truthy(value), context: action[1] === "with" ? value : top.context });
+    } else if (/\{\{-?\s*(else|range|define|template)\b/.test(line)) throw new Error(`unread action: ${line.trim()}`);
+    else if (top.on) args.push(line.trim().replace(/^- /, ""));
+  }
+  return args;
+}
+
+describe("the operator's chart values", () => {
+  const defaults = () => parse(chart("values.yaml")) as Values;
+
+  it("are values of the chart, each changing its default", () => {
+    for (const [key, value] of Object.entries(clusterApiOperatorValues)) {
+      expect(defaults(), key).toHaveProperty(key);
+      expect(defaults()[key], key).not.toEqual(value);
+    }
+  });
+
+  it("make the manager watch config Secrets, so a changed token reaches each provider at once", () => {
+    // cmd/main.go: the flag, off by default, sets each reconciler's WatchConfigSecretChanges;
+    // internal/controller/genericprovider_controller.go then watches Secrets and enqueues the providers that name one.
+    const main = operatorFile("cmd", "main.go");
+    expect(main).toMatch(/fs\.BoolVar\(&watchConfigSecretChanges, "watch-configsecret", false,/);
+    expect(main).toContain("WatchConfigSecretChanges: watchConfigSecretChanges,");
+    const controller = operatorFile("internal", "controller", "genericprovider_controller.go");
+    expect(controller).toMatch(/if r\.WatchConfigSecretChanges \{[\s\S]*?builder\.Watches\(\s*&corev1\.Secret\{\},\s*handler\.EnqueueRequestsFromMapFunc\(newSecretToProviderFuncMapForProviderList/);
+    expect(managerArgs(mergeValues(defaults(), clusterApiOperatorValues))).toContain("--watch-configsecret");
+    // Negative control: the chart's defaults leave the watch off.
+    expect(managerArgs(defaults())).not.toContain("--watch-configsecret");
+    expect(managerArgs(defaults())).toContain("--leader-elect={{ .enabled }}");
   });
 });

@@ -89,12 +89,21 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
   },
 ];
 
+/**
+ * Values of the operator's chart. `watchConfigSecret` adds the manager's `--watch-configsecret`:
+ * the operator then reconciles a provider as soon as its config Secret changes, instead of at its
+ * next resync (`--sync-period`, 10 minutes), and re-applies its components because the Secret's
+ * data is part of the provider's applied hash (sigs.k8s.io/cluster-api-operator@v0.28.0: cmd/main.go,
+ * internal/controller/genericprovider_controller.go `addConfigSecretToHash`).
+ */
+export const clusterApiOperatorValues: Readonly<Record<string, unknown>> = { watchConfigSecret: true };
+
 /** The configSecret data that turns a provider's gates on, e.g. `{ CLUSTER_TOPOLOGY: "true" }`. */
 export function featureGateSecretData(gates: readonly ClusterApiFeatureGate[]): Record<string, string> {
   return Object.fromEntries(gates.map((gate) => [featureGateVariables[gate], "true"]));
 }
 
-/** The Secret in the core provider's namespace whose keys fill the gate variables of the providers with gates. */
+/** The Secret, in each gated provider's own namespace, whose keys fill its gate variables. */
 export const featureGatesSecretName = "capi-feature-gates";
 
 /**
@@ -119,14 +128,14 @@ export interface ProviderConfigSecretRef {
 }
 
 /**
- * The config Secret of a provider: the gates Secret for a provider with gates (it also holds
- * the GitHub token when one is set), a token-only Secret in the provider's own namespace for
- * the others when a token is set, otherwise none. One Secret per provider at most: the
- * operator reads exactly one.
+ * The config Secret of a provider, always in the provider's own namespace: the API requires it
+ * ("This secret must be in the same namespace as the provider", sigs.k8s.io/cluster-api-operator@v0.28.0:
+ * api/v1alpha2/provider_types.go, ConfigSecret), though that release reads whatever namespace the
+ * reference names. A provider with gates gets a gates Secret (with the GitHub token when one is
+ * set), the others a token-only Secret when a token is set, otherwise none. One Secret per
+ * provider at most: the operator reads exactly one.
  */
 export function providerConfigSecret(provider: ClusterApiProviderSpec, options: { readonly githubToken: boolean }): ProviderConfigSecretRef | undefined {
-  if (provider.featureGates.length > 0) {
-    return { name: featureGatesSecretName, namespace: clusterApiProviders[0]?.namespace ?? provider.namespace };
-  }
+  if (provider.featureGates.length > 0) return { name: featureGatesSecretName, namespace: provider.namespace };
   return options.githubToken ? { name: githubTokenSecretName, namespace: provider.namespace } : undefined;
 }

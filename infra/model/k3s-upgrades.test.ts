@@ -3,9 +3,10 @@ import path from "node:path";
 import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
+import { parse, parseAllDocuments } from "yaml";
 import { moduleDir } from "../../tests/cluster-class-topology";
 import { catalog } from "./catalog";
-import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeProblem, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
+import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeAllowanceSeconds, k3sUpgradeProblem, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
 
 // The rule (docs.k3s.io/upgrades/manual): k3s upgrades one minor at a time and is never
 // downgraded in place; a release is vMAJOR.MINOR.PATCH+k3sN, newer N = newer build of that patch.
@@ -146,4 +147,107 @@ describe("systemUpgradeControllerManifestUrl", () => {
     expect(systemUpgradeControllerManifestUrl()).toBe(`https://${module}/releases/download/${version}/${asset}`);
     expect(systemUpgradeControllerManifestUrl("v0.99.0")).toBe(`https://${module}/releases/download/v0.99.0/${asset}`);
   }, 11 * 60_000);
+});
+
+// How long SUC lets one server's upgrade job run, read from rancher/system-upgrade-controller at
+// the catalog's version: pkg/upgrade/job/job.go (New) runs the drain as an init container of the
+// same Job as the upgrade container, so the Job's activeDeadlineSeconds covers both. The deadline
+// is the Plan's jobActiveDeadlineSecs when > 0, none when 0, else the controller's
+// SYSTEM_UPGRADE_JOB_ACTIVE_DEADLINE_SECONDS (set by the release manifest's ConfigMap, else the Go
+// default), and never above SYSTEM_UPGRADE_JOB_ACTIVE_DEADLINE_SECONDS_MAX when that is > 0.
+describe("k3sServerPlan's job deadline", () => {
+  const dir = () => moduleDir("github.com/rancher/system-upgrade-controller", catalog.systemUpgradeController.version);
+
+  /** job.go's env-or-default reader of one setting: the env name and the Go default. */
+  function envSetting(jobGo: string, variable: string): { env: string; fallback: number } {
+    const block = new RegExp(`\\n\\t${variable} = func\\(defaultValue int64\\) int64 \\{([\\s\\S]*?)\\n\\t\\}\\(([^)]*)\\)`).exec(jobGo);
+    const env = /os\.LookupEnv\("(\w+)"\)/.exec(block?.[1] ?? "")?.[1];
+    const argument = block?.[2]?.replace(/\/\*.*?\*\//g, "").trim() ?? "";
+    const constant = new RegExp(`\\b${argument}\\s*=\\s*int64\\((\\d+)\\)`).exec(jobGo)?.[1];
+    const fallback = Number(/^\d+$/.test(argument) ? argument : constant);
+    if (!env || Number.isNaN(fallback)) throw new Error(`job.go: cannot read ${variable}`);
+    return { env, fallback };
+  }
+
+  /** The controller's environment from the release manifest: the ConfigMaps its Deployment loads with envFrom. */
+  function controllerEnv(): Record<string, string> {
+    type Document = {
+      kind?: string;
+      metadata?: { name?: string };
+      data?: Record<string, string>;
+      spec?: { template?: { spec?: { containers?: { envFrom?: { configMapRef?: { name: string } }[] }[] } } };
+    };
+    const kustomization = parse(readFileSync(path.join(dir(), "kustomization.yaml"), "utf8")) as { resources: string[] };
+    const documents = kustomization.resources.flatMap((file) =>
+      parseAllDocuments(readFileSync(path.join(dir(), file), "utf8")).map((document) => document.toJS() as Document),
+    );
+    const deployment = documents.find((d) => d.kind === "Deployment" && d.metadata?.name === "system-upgrade-controller");
+    const names = (deployment?.spec?.template?.spec?.containers?.[0]?.envFrom ?? []).map((from) => from.configMapRef?.name);
+    expect(names.length, "the controller loads no ConfigMap").toBeGreaterThan(0);
+    const configMaps = documents.filter((d) => d.kind === "ConfigMap" && names.includes(d.metadata?.name));
+    return Object.assign({}, ...configMaps.map((d) => d.data ?? {})) as Record<string, string>;
+  }
+
+  /** Go's time.ParseDuration for what a drain timeout can hold (a string, or nanoseconds as a number), in seconds. */
+  function durationSeconds(value: unknown): number {
+    if (typeof value === "number") return value / 1e9;
+    const units: Record<string, number> = { h: 3600, m: 60, s: 1, ms: 1e-3 };
+    const parts = [...String(value).matchAll(/(\d+(?:\.\d+)?)(ms|h|m|s)/g)];
+    if (parts.length === 0 || parts.map((p) => p[0]).join("") !== value) throw new Error(`not a duration: ${String(value)}`);
+    return parts.reduce((sum, [, amount, unit]) => sum + Number(amount) * units[unit!]!, 0);
+  }
+
+  /** The deadline SUC gives the Job of a Plan (job.go, New), in seconds; undefined: none. */
+  function jobDeadline(planDeadline: number | undefined): number | undefined {
+    const jobGo = readFileSync(path.join(dir(), "pkg", "upgrade", "job", "job.go"), "utf8");
+    // The precedence below is job.go's; fail if upstream rewrites it.
+    expect(jobGo).toContain("} else if *plan.Spec.JobActiveDeadlineSecs > 0 {\n\t\t\t// > 0 means value as set\n\t\t\tjob.Spec.ActiveDeadlineSeconds = plan.Spec.JobActiveDeadlineSecs");
+    expect(jobGo).toMatch(/if ActiveDeadlineSecondsMax > 0 && \*job\.Spec\.ActiveDeadlineSeconds > ActiveDeadlineSecondsMax \{/);
+    const env = controllerEnv();
+    const value = ({ env: name, fallback }: { env: string; fallback: number }) => (env[name] === undefined ? fallback : Number(env[name]));
+    const controllerDefault = value(envSetting(jobGo, "ActiveDeadlineSeconds"));
+    const max = value(envSetting(jobGo, "ActiveDeadlineSecondsMax"));
+    const deadline = planDeadline === undefined || planDeadline < 0 ? controllerDefault : planDeadline > 0 ? planDeadline : undefined;
+    if (max <= 0) return deadline;
+    return deadline === undefined ? max : Math.min(deadline, max);
+  }
+
+  it("counts the drain against the same Job as the upgrade (an init container of it)", () => {
+    const jobGo = readFileSync(path.join(dir(), "pkg", "upgrade", "job", "job.go"), "utf8");
+    expect(jobGo).toContain("podTemplate.Spec.InitContainers = append(podTemplate.Spec.InitContainers, drainContainer)");
+    expect(jobGo).toMatch(/podTemplate\.Spec\.Containers = \[\]corev1\.Container\{\s*upgradectr\.New\("upgrade"/);
+  });
+
+  it("leaves the upgrade its allowance after a drain that runs to its timeout", () => {
+    const spec = k3sServerPlan(catalog.k3s.version).spec as { jobActiveDeadlineSecs?: number; drain: { timeout: unknown } };
+    const deadline = jobDeadline(spec.jobActiveDeadlineSecs);
+    const drain = durationSeconds(spec.drain.timeout);
+    expect(deadline, "the Job has no deadline").toBeDefined();
+    expect(deadline! - drain, `job deadline ${deadline} s, drain timeout ${drain} s`).toBeGreaterThanOrEqual(k3sUpgradeAllowanceSeconds);
+    expect(k3sUpgradeAllowanceSeconds).toBeGreaterThan(0);
+  });
+
+  it("sets the deadline through a Plan field SUC's CRD declares as an integer", () => {
+    const crd = parse(readFileSync(path.join(dir(), "pkg", "crds", "yaml", "generated", "upgrade.cattle.io_plans.yaml"), "utf8")) as {
+      spec: { versions: { schema: { openAPIV3Schema: { properties: { spec: { properties: Record<string, { type?: string }> } } } } }[] };
+    };
+    const field = crd.spec.versions[0]!.schema.openAPIV3Schema.properties.spec.properties.jobActiveDeadlineSecs;
+    expect(field?.type).toBe("integer");
+    expect(Number.isInteger((k3sServerPlan(catalog.k3s.version).spec as { jobActiveDeadlineSecs?: unknown }).jobActiveDeadlineSecs)).toBe(true);
+  });
+
+  it("reads the controller's settings as SUC does (negative controls)", () => {
+    // The release manifest's ConfigMap overrides job.go's constant; a Plan's own value wins; 0 means none.
+    const jobGo = readFileSync(path.join(dir(), "pkg", "upgrade", "job", "job.go"), "utf8");
+    const { env, fallback } = envSetting(jobGo, "ActiveDeadlineSeconds");
+    expect(env).toBe("SYSTEM_UPGRADE_JOB_ACTIVE_DEADLINE_SECONDS");
+    expect(fallback).toBeGreaterThan(0);
+    expect(jobDeadline(undefined)).toBe(Number(controllerEnv()[env] ?? fallback));
+    expect(jobDeadline(-1)).toBe(jobDeadline(undefined));
+    expect(jobDeadline(12_345)).toBe(12_345);
+    expect(jobDeadline(0)).toBeUndefined();
+    expect(durationSeconds("1h2m3.5s")).toBe(3723.5);
+    expect(durationSeconds(90e9)).toBe(90);
+    expect(() => durationSeconds("15 minutes")).toThrow();
+  });
 });

@@ -43,6 +43,15 @@ export const systemUpgradeInstallerScript = "scripts/install-system-upgrade-cont
 export const managementK3sVersionOutputName = deployedManagementK3sVersionOutputName;
 
 /**
+ * What a server's upgrade job needs after its drain: pulling rancher/k3s-upgrade (SUC's manifest
+ * pulls Always), swapping the binary and k3s' restart.
+ */
+export const k3sUpgradeAllowanceSeconds = 10 * 60;
+
+/** How long one drain may wait for evictions (kubectl drain --timeout). */
+const drainTimeoutMinutes = 15;
+
+/**
  * The Plan that upgrades every k3s server, one at a time (`concurrency: 1`), each cordoned
  * and drained first. Fields from rancher/system-upgrade-controller@v0.20.1:
  * pkg/apis/upgrade.cattle.io/v1/types.go (PlanSpec, DrainSpec). The job's upgrade container
@@ -74,9 +83,13 @@ export function k3sServerPlan(version: string): Record<string, unknown> {
         // PodDisruptionBudget cannot hold the upgrade forever (the job fails and SUC retries it).
         ignoreDaemonSets: true,
         deleteEmptydirData: true,
-        timeout: "15m",
+        timeout: `${drainTimeoutMinutes}m`,
         skipWaitForDeleteTimeout: 60,
       },
+      // The drain is an init container of the upgrade's Job, so the Job's deadline covers both; the
+      // controller's default (900 s in SUC's manifest) would leave nothing after a full drain
+      // (rancher/system-upgrade-controller@v0.20.1: pkg/upgrade/job/job.go, manifests/system-upgrade-controller.yaml).
+      jobActiveDeadlineSecs: drainTimeoutMinutes * 60 + k3sUpgradeAllowanceSeconds,
       upgrade: { image: systemUpgrade.k3sUpgradeImage },
     },
   };
