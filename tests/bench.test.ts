@@ -1,16 +1,19 @@
+import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { Script } from "node:vm";
+import semver from "semver";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
 import { validateKubernetesVersionsList } from "../infra/model/upgrade-plan";
 import { configKeys, parseFleetConfig } from "../infra/model/validate-fleet-config";
 import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../scripts/benchmarks/fleet-generator";
-import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions } from "../scripts/benchmarks/planner";
+import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions, workerRolloutsLowerBound } from "../scripts/benchmarks/planner";
 import { choosePreview, generatedStackFile, parseExports, parseToolchainPins, policyReport, programPlugins } from "../scripts/benchmarks/preview";
 import { parsePolicyViolations, policyShare, standInPlan, standInProgramFile } from "../scripts/benchmarks/stand-in";
 import { benchExitCode, checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
+import { buildGoProgram } from "./go-programs";
 import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
 
 // The pure parts of `npm run bench` (scripts/bench.ts); the benchmark itself is not a test.
@@ -107,6 +110,50 @@ describe("planner bench", () => {
     expect(result.rollouts.atLowerBound).toBe(result.planned);
     expect(result.rollouts.onePerMinor).toBeGreaterThan(result.rollouts.lowerBound);
   });
+
+  it("takes its lower bound of worker rollouts from Cluster API's own planner: CAPI's default plan has that many, and CAPI refuses every shorter plan", () => {
+    // tests/go/capi-upgrade-plan: sigs.k8s.io/cluster-api@v1.12.10 exp/topology/desiredstate/upgrade_plan.go.
+    const capi = buildGoProgram("capi-upgrade-plan").binary;
+    const ask = (requests: readonly object[]): { controlPlanePlan: string[] | null; workersPlan: string[] | null; error?: string }[] => {
+      const result = spawnSync(capi, [], { input: requests.map((r) => JSON.stringify(r)).join("\n") + "\n", encoding: "utf8", timeout: 60_000 });
+      const lines = result.stdout.trimEnd().split("\n");
+      expect(lines, result.stderr).toHaveLength(requests.length);
+      return lines.map((line) => JSON.parse(line) as { controlPlanePlan: string[] | null; workersPlan: string[] | null; error?: string });
+    };
+    const triples = randomTriples(versions, 600, 21).filter((triple) => triple.valid);
+    const plans = ask(triples.map((t) => ({ op: "compute", desired: t.desiredVersion, controlPlane: t.controlPlaneVersion, workers: [t.workersVersion], kubernetesVersions: versions })));
+    const shorter: { triple: (typeof triples)[number]; controlPlanePlan: string[]; workersPlan: string[] }[] = [];
+    triples.forEach((triple, i) => {
+      const plan = plans[i]!;
+      const bound = workerRolloutsLowerBound(triple.workersVersion, triple.desiredVersion);
+      expect(plan.error, JSON.stringify(triple)).toBeUndefined();
+      expect(plan.workersPlan ?? [], JSON.stringify({ triple, bound })).toHaveLength(bound);
+      // Workers may only step to the control plane's version or a step of its plan: every such plan
+      // that moves forward and ends at the target with fewer rollouts than the bound.
+      const steps = [triple.controlPlaneVersion, ...(plan.controlPlanePlan ?? [])].filter((v) => semver.gt(v, triple.workersVersion) && v !== triple.desiredVersion);
+      const subsets = (items: readonly string[], size: number): string[][] =>
+        size === 0 ? [[]] : items.flatMap((item, j) => subsets(items.slice(j + 1), size - 1).map((rest) => [item, ...rest]));
+      for (let size = 0; size < bound - 1; size++) {
+        for (const subset of subsets(steps, size)) shorter.push({ triple, controlPlanePlan: plan.controlPlanePlan ?? [], workersPlan: [...subset, triple.desiredVersion] });
+      }
+    });
+    const verdicts = ask(
+      shorter.map(({ triple, controlPlanePlan, workersPlan }) => ({
+        op: "validate",
+        desired: triple.desiredVersion,
+        controlPlane: triple.controlPlaneVersion,
+        minWorkers: triple.workersVersion,
+        controlPlanePlan,
+        workersPlan,
+      })),
+    );
+    verdicts.forEach((verdict, i) => {
+      expect(verdict.error, JSON.stringify(shorter[i])).toMatch(/an intermediate step is required to comply with Kubernetes version skew rules/);
+    });
+    // Not vacuous: multi-rollout upgrades and shorter plans were drawn.
+    expect(triples.filter((t) => workerRolloutsLowerBound(t.workersVersion, t.desiredVersion) >= 3).length).toBeGreaterThan(20);
+    expect(shorter.length).toBeGreaterThan(500);
+  }, 960_000);
 
   it("counts one rollout per minor for the baseline, one for a patch, none when equal", () => {
     const [a, b] = catalog.tenantKubernetesVersions;
