@@ -70,15 +70,27 @@ describe("deployed versions", () => {
 });
 
 describe("settings a tenant cannot change once it exists", () => {
-  /** The dev stack's outputs after an update: what the next run reads back. */
-  async function deployedOutputs(): Promise<{ versions: unknown; immutables: unknown }> {
+  /** The dev stack's outputs after an update (what the next run reads back), and what that first run registered. */
+  async function deployedOutputs(): Promise<{ versions: unknown; immutables: unknown; registrations: Registration[] }> {
     const { run, registrations } = await runProgram(undefined);
     const outputs = await run;
     const [versions, immutables] = await Promise.all([valueOf(outputs[tenantVersionsOutputName]!), valueOf(outputs[tenantImmutablesOutputName]!)]);
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
-    return { versions, immutables };
+    // A copy: the next run empties the shared list.
+    return { versions, immutables, registrations: [...registrations] };
   }
+
+  /**
+   * What a run registered, in a form two runs can be compared by: each resource's URN and options (a
+   * provider by its URN, without the run's mock ID). Inputs differ between runs: the program generates
+   * its PKI afresh.
+   */
+  const registered = (registrations: readonly Registration[]) =>
+    registrations
+      .map((r) => ({ urn: r.urn, parent: r.parent, secretInputs: r.secretInputs, dependencies: [...r.dependencies].sort(), provider: r.provider.replace(/::[^:]*$/, ""), protect: r.protect }))
+      .sort((a, b) => a.urn.localeCompare(b.urn));
+  const tenantClusters = (registrations: readonly Registration[]) => registrations.filter((r) => r.type === "kubernetes:cluster.x-k8s.io/v1beta2:Cluster");
 
   it.each([
     ["its nodes network", (t: Record<string, unknown>) => (t.network = { nodesCidr: "10.1.0.0/16" }), "tenants[0].network.nodesCidr", '"10.0.0.0/16"'],
@@ -102,12 +114,25 @@ describe("settings a tenant cannot change once it exists", () => {
   });
 
   it("accepts the same settings again, and tenants deployed before the settings were recorded", async () => {
+    // The first run has no deployed state at all: what the program registers for a new stack.
     const deployed = await deployedOutputs();
+    const clusters = tenantClusters(deployed.registrations);
+    expect(clusters.map((r) => (r.inputs["metadata"] as { name?: string } | undefined)?.name)).toEqual(["dev-a"]);
     for (const immutables of [deployed.immutables, undefined]) {
       const { run, registrations } = await runProgram(deployed.versions, undefined, immutables);
+      // Runs to the end: a refused setting would reject with the config problem.
       const outputs = await run;
       await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
       await settle(registrations);
+      // The deployed state was read: the tenant plans from the version it runs.
+      expect(await valueOf(outputs[tenantVersionsOutputName]!)).toEqual({
+        "dev-a": { deployed: middle, target: middle, controlPlaneSteps: [], workerSteps: [] },
+      });
+      // And registers what the first run registered, the tenant's Cluster as it was.
+      const what = immutables === undefined ? "without recorded settings" : "with the recorded settings";
+      expect(registered(registrations), what).toEqual(registered(deployed.registrations));
+      expect(tenantClusters(registrations).map((r) => r.inputs), what).toEqual(clusters.map((r) => r.inputs));
+      expect(await valueOf(outputs[tenantImmutablesOutputName]!)).toEqual(deployed.immutables);
     }
   });
 });

@@ -5,10 +5,12 @@ import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, t
 import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
 import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/k3s-upgrades";
 import { etcdSnapshotConfigOutputName } from "./model/etcd-snapshots";
+import { deployedServerTypesFrom, managementServerTypesOutputName, serverTypeChangeProblem } from "./model/management-server-type";
 
 export { tenantImmutablesOutputName } from "./model/tenant-immutables";
 export { tenantVersionsOutputName } from "./model/tenant-upgrades";
 export { managementK3sVersionOutputName } from "./model/k3s-upgrades";
+export { managementServerTypesOutputName } from "./model/management-server-type";
 
 /** What the last successful update of this stack deployed, per tenant. */
 export interface DeployedState {
@@ -18,6 +20,8 @@ export interface DeployedState {
   readonly immutables: Map<string, TenantImmutables>;
   /** The k3s release the management servers' Plan was set to (undefined before the first update that recorded it). */
   readonly managementK3sVersion: string | undefined;
+  /** Each management server's type, from its state in the last update (undefined before the first update that recorded it). */
+  readonly managementServerTypes: ReadonlyMap<string, string> | undefined;
   /** The etcd snapshot drop-in and the servers of the last update, as exported (checked by etcdSnapshotDropinDrift). */
   readonly etcdSnapshotConfig: unknown;
   readonly managementServers: unknown;
@@ -33,7 +37,7 @@ export async function readDeployedState(): Promise<DeployedState> {
   const previous: Record<string, unknown> = {};
   try {
     const reference = new pulumi.StackReference("deployed-state", { name: self });
-    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName, etcdSnapshotConfigOutputName, "managementServers"]) {
+    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName, etcdSnapshotConfigOutputName, "managementServers", managementServerTypesOutputName]) {
       const details = await reference.getOutputDetails(name);
       previous[name] = details.value ?? details.secretValue;
     }
@@ -56,10 +60,15 @@ export async function readDeployedState(): Promise<DeployedState> {
   if (k3s.ignored) {
     void pulumi.log.warn(`Ignoring the malformed ${managementK3sVersionOutputName} output of the last update; the management k3s upgrade path is not checked this time.`);
   }
+  const serverTypes = deployedServerTypesFrom(previous[managementServerTypesOutputName]);
+  if (serverTypes.ignored) {
+    void pulumi.log.warn(`Ignoring the malformed ${managementServerTypesOutputName} output of the last update; a management.serverType change is not checked this time.`);
+  }
   return {
     versions,
     immutables,
     managementK3sVersion: k3s.version,
+    managementServerTypes: serverTypes.serverTypes,
     etcdSnapshotConfig: previous[etcdSnapshotConfigOutputName],
     managementServers: previous.managementServers,
   };
@@ -74,18 +83,22 @@ export async function readDeployedTenantVersions(): Promise<Map<string, string>>
  * Plans every tenant's upgrade from what runs, or stops the program (nothing registered)
  * naming each tenant whose target cannot be reached, e.g. a downgrade, and each setting that
  * differs from what was deployed although it cannot change (`deployedImmutables`); likewise a
- * `management.k3sVersion` the servers cannot reach from `deployedK3sVersion` in one step.
+ * `management.k3sVersion` the servers cannot reach from `deployedK3sVersion` in one step, and a
+ * `management.serverType` other than the one the servers run (`deployedServerTypes`).
  */
 export function planTenantUpgradesOrStop(
   config: FleetConfig,
   deployed: ReadonlyMap<string, string>,
   deployedImmutables: ReadonlyMap<string, TenantImmutables> = new Map(),
   deployedK3sVersion?: string,
+  deployedServerTypes?: ReadonlyMap<string, string>,
 ): TenantUpgrade[] {
   const problems: ConfigProblem[] = [...immutableChanges(config.tenants, deployedImmutables)];
   if (config.management.mode === "hetzner") {
     const k3sProblem = k3sUpgradeProblem(deployedK3sVersion, config.management.k3sVersion);
     if (k3sProblem) problems.push({ path: "management.k3sVersion", message: k3sProblem });
+    const serverTypeProblem = serverTypeChangeProblem(deployedServerTypes, config.management.serverType);
+    if (serverTypeProblem) problems.push({ path: "management.serverType", message: serverTypeProblem });
   }
   const upgrades: TenantUpgrade[] = [];
   config.tenants.forEach((tenant, index) => {

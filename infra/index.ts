@@ -3,14 +3,21 @@
 // then build the fleet.
 import * as pulumi from "@pulumi/pulumi";
 import { loadFleetConfig } from "./config";
-import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState, tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
+import {
+  managementK3sVersionOutputName,
+  managementServerTypesOutputName,
+  planTenantUpgradesOrStop,
+  readDeployedState,
+  tenantImmutablesOutputName,
+  tenantVersionsOutputName,
+} from "./deployed-state";
 import { createFleet } from "./fleet";
 import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/etcd-snapshots";
 
 export = async () => {
   const config = loadFleetConfig();
   const deployed = await readDeployedState();
-  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables, deployed.managementK3sVersion);
+  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables, deployed.managementK3sVersion, deployed.managementServerTypes);
   const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion);
   const management = config.management;
   const drift = etcdSnapshotDropinDrift(
@@ -31,6 +38,7 @@ export = async () => {
     [tenantVersionsOutputName]: outputs.tenantVersions,
     [tenantImmutablesOutputName]: outputs.tenantImmutables,
     [managementK3sVersionOutputName]: outputs.managementK3sVersion,
+    [managementServerTypesOutputName]: outputs.managementCluster.serverTypes,
     tenantKubeconfigs: outputs.tenantKubeconfigs,
   };
 };

@@ -130,7 +130,7 @@ describe("prod under mocks: the Secret k3s reads and the servers' k3s config", (
   let exported: string | undefined;
   const { values } = readStackConfig("prod");
   const credentials = JSON.parse(values[credentialsKey]!) as { accessKey: string; secretKey: string };
-  const backups = (JSON.parse(values["capi-fleet:management"]!) as { backups: { bucket: string; location: string } }).backups;
+  const { backups, servers } = JSON.parse(values["capi-fleet:management"]!) as { backups: { bucket: string; location: string; retention: number }; servers: number };
 
   beforeAll(async () => {
     const run = await runStack("prod");
@@ -147,6 +147,8 @@ describe("prod under mocks: the Secret k3s reads and the servers' k3s config", (
       "etcd-s3-region": backups.location,
       "etcd-s3-bucket": backups.bucket,
       "etcd-s3-folder": "capi-fleet-prod",
+      // k3s prunes the folder by one count over every server's snapshots (infra/model/etcd-snapshots.ts).
+      "etcd-s3-retention": String(backups.retention * servers),
       "etcd-s3-access-key": credentials.accessKey,
       "etcd-s3-secret-key": credentials.secretKey,
     });

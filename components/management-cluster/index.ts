@@ -10,6 +10,7 @@ import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/fi
 import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/etcd-snapshots";
 import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
+import { managementSshKeyName } from "./ssh-key";
 
 export { planManagementAddresses } from "./address-plan";
 export { managementFirewallRules } from "../../infra/model/firewall-rules";
@@ -77,6 +78,8 @@ export class ManagementCluster extends pulumi.ComponentResource {
   public readonly etcdSnapshotConfig: pulumi.Output<string | undefined>;
   /** Where the snapshots go (`endpoint`, `region`, `bucket`, `folder`; no keys), undefined without backups: what a restore needs. */
   public readonly etcdSnapshotStore: pulumi.Output<Record<string, string> | undefined>;
+  /** Each server's type as its state holds it (undefined in `existing` mode); the next run compares `serverType` with it. */
+  public readonly serverTypes: pulumi.Output<Record<string, string> | undefined>;
 
   constructor(name: string, args: ManagementClusterArgs, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:management:ManagementCluster", name, args, opts);
@@ -91,10 +94,11 @@ export class ManagementCluster extends pulumi.ComponentResource {
     this.adminCertificateNotAfter = built.adminCertificateNotAfter;
     this.provider = built.provider;
     this.hcloudResources = built.hcloudResources;
+    this.serverTypes = built.serverTypes;
     const hetzner = args.settings.mode === "hetzner" ? args.settings : undefined;
     this.etcdSnapshotConfig = pulumi.output(hetzner ? etcdSnapshotDropinText(hetzner.backups) : undefined);
     this.etcdSnapshotStore = pulumi.output(
-      hetzner?.backups ? etcdS3SecretSettings(hetzner.backups, hetzner.location, args.fleetName) : undefined,
+      hetzner?.backups ? etcdS3SecretSettings(hetzner.backups, hetzner.location, args.fleetName, hetzner.servers) : undefined,
     );
     this.registerOutputs({
       etcdSnapshotConfig: this.etcdSnapshotConfig,
@@ -104,6 +108,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
       serverAddresses: this.serverAddresses,
       networkId: this.networkId,
       adminCertificateNotAfter: this.adminCertificateNotAfter,
+      serverTypes: this.serverTypes,
     });
   }
 }
@@ -123,6 +128,7 @@ interface BuiltCluster {
   serverAddresses: pulumi.Output<ManagementServerAddress[]>;
   networkId: pulumi.Output<string | undefined>;
   adminCertificateNotAfter: pulumi.Output<string | undefined>;
+  serverTypes: pulumi.Output<Record<string, string> | undefined>;
   provider: k8s.Provider;
 }
 
@@ -144,6 +150,7 @@ export function useExistingCluster(
     serverAddresses: pulumi.output([]),
     networkId: pulumi.output(undefined),
     adminCertificateNotAfter: pulumi.output(undefined),
+    serverTypes: pulumi.output(undefined),
     provider,
   };
 }
@@ -192,7 +199,11 @@ export function createHetznerManagementCluster(
     child,
   );
   const placementGroup = new hcloud.PlacementGroup(`${name}-placement`, { name: `${fleetName}-mgmt`, type: "spread", labels }, child);
-  const sshKey = new hcloud.SshKey(`${name}-ssh`, { name: `${fleetName}-mgmt`, publicKey: settings.sshPublicKey, labels }, child);
+  const sshKey = new hcloud.SshKey(
+    `${name}-ssh`,
+    { name: managementSshKeyName(fleetName, settings.sshPublicKey), publicKey: settings.sshPublicKey, labels },
+    child,
+  );
 
   const loadBalancer = new hcloud.LoadBalancer(
     `${name}-api-lb`,
@@ -252,8 +263,9 @@ export function createHetznerManagementCluster(
         // user data, image and keys only matter at first boot; a change must not
         // silently replace a server (and an etcd member). So a new boot script reaches only
         // servers created later; running servers get a new k3sVersion from the
-        // system-upgrade-controller's Plan (components/k3s-upgrades).
-        ignoreChanges: ["userData", "image", "sshKeys"],
+        // system-upgrade-controller's Plan (components/k3s-upgrades). A new type would power off
+        // every server at once (infra/model/management-server-type.ts): they are resized by hand.
+        ignoreChanges: ["userData", "image", "sshKeys", "serverType"],
         // A replacement takes the same fixed private address, which the old server holds until deleted.
         deleteBeforeReplace: true,
       },
@@ -323,7 +335,7 @@ export function createHetznerManagementCluster(
     if (!etcdS3Credentials) {
       throw new Error("ManagementCluster: management.backups needs args.etcdS3Credentials");
     }
-    createEtcdS3ConfigSecret(name, fleetName, settings.backups, settings.location, etcdS3Credentials, provider, parent);
+    createEtcdS3ConfigSecret(name, fleetName, settings.backups, settings, etcdS3Credentials, provider, parent);
   }
 
   return {
@@ -335,6 +347,10 @@ export function createHetznerManagementCluster(
     ),
     networkId: network.id,
     adminCertificateNotAfter: pki.adminCertNotAfter,
+    // From the servers' state, so after a resize by hand `pulumi up --refresh` records the new type.
+    serverTypes: pulumi
+      .all(nodes.map(({ server, serverName }) => server.serverType.apply((type) => [serverName, type] as const)))
+      .apply((entries) => Object.fromEntries(entries)),
     provider,
   };
 }
@@ -348,14 +364,14 @@ function createEtcdS3ConfigSecret(
   name: string,
   fleetName: string,
   backups: EtcdBackupSettings,
-  location: HetznerManagementSettings["location"],
+  management: Pick<HetznerManagementSettings, "location" | "servers">,
   credentials: NonNullable<ManagementClusterArgs["etcdS3Credentials"]>,
   provider: k8s.Provider,
   parent: pulumi.Resource,
 ): k8s.core.v1.Secret {
   const stringData = pulumi.secret(
     pulumi.output(credentials).apply(({ accessKey, secretKey }) => ({
-      ...etcdS3SecretSettings(backups, location, fleetName),
+      ...etcdS3SecretSettings(backups, management.location, fleetName, management.servers),
       [etcdS3CredentialKeys.accessKey]: accessKey,
       [etcdS3CredentialKeys.secretKey]: secretKey,
     })),
