@@ -1,7 +1,7 @@
 // The skip ledger: tests/unverified.json lists each check that may go unverified, with the
 // upstream reason. A test whose upstream material is unavailable calls `skipIfDeclared`: it is
 // skipped (with the reason on screen) only when the ledger declares it; otherwise it fails with
-// the reason. The run's reporter (tests/unverified-reporter.mts) also fails the run for any other
+// the reason. The run's reporter (tests/summary-reporter.mts) also fails the run for any other
 // skip the ledger does not declare, and for a ledger entry whose test ran (a stale entry).
 // CAPI_FLEET_ALLOW_UNVERIFIED=1 turns both into warnings for local work; CI refuses it.
 import { readFileSync } from "node:fs";
