@@ -60,12 +60,18 @@ export function downloadModule(module: string, version: string, env: NodeJS.Proc
   // Outside any module, so no go.mod of ours (or of a mutation sandbox) is consulted.
   const cwd = mkdtempSync(path.join(tmpdir(), "capi-fleet-upstream-"));
   try {
-    const download = spawnSync("go", ["mod", "download", "-json", key], {
-      cwd,
-      encoding: "utf8",
-      timeout: downloadTimeoutMs,
-      env: { ...env, GOFLAGS: "-mod=mod" },
-    });
+    const run = (toolchain?: string) =>
+      spawnSync("go", ["mod", "download", "-json", key], {
+        cwd,
+        encoding: "utf8",
+        timeout: downloadTimeoutMs,
+        env: { ...env, GOFLAGS: "-mod=mod", ...(toolchain ? { GOTOOLCHAIN: toolchain } : {}) },
+      });
+    let download = run();
+    // A module whose go.mod needs a newer Go than the machine's: go says so and, with
+    // GOTOOLCHAIN=local, stops; that toolchain comes from the proxy too (golang.org/toolchain).
+    const newer = /requires go (?:>=|\\u003e=) (\d+\.\d+(?:\.\d+)?)/.exec(download.stdout)?.[1];
+    if (newer) download = run(`go${newer}`);
     if (download.error) {
       const missing = (download.error as NodeJS.ErrnoException).code === "ENOENT";
       throw new Error(
