@@ -6,6 +6,7 @@ import { loadFleetConfig } from "../infra/config";
 import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
 import { catalog } from "../infra/model/catalog";
+import { intersectRanges, managementKubernetesConstraints } from "../infra/model/compatibility";
 import { parseK3sVersion } from "../infra/model/kubernetes-version";
 import type { FleetConfig } from "../infra/model/validate-fleet-config";
 import { resourceTypes } from "../policies/lib/fleet-resources";
@@ -145,7 +146,10 @@ describe("the policy pack over each stack's program", () => {
     });
 
     it("prod: a target outside the management range fails by management-kubernetes-version", async () => {
-      const violations = mandatory(await violationsOf("prod", { deployedK3s: release(1), tamper: withK3s(release(2)) }));
+      // One minor past the newest the platform supports, reached by a one-minor upgrade, so that only the range rule fires.
+      const newest = Number(intersectRanges(managementKubernetesConstraints("hetzner"))!.max.split(".")[1]);
+      const beyond = newest + 1 - current.minor;
+      const violations = mandatory(await violationsOf("prod", { deployedK3s: release(beyond - 1), tamper: withK3s(release(beyond)) }));
       expect(violations.map((violation) => violation.policy)).toEqual(["management-kubernetes-version"]);
     });
   });
