@@ -197,7 +197,12 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
   const caren = new Caren("caren", {}, { ...onCluster, dependsOn: [clusterApi] });
   const flux = new Flux(
     "flux",
-    { gitops: config.gitops, carenExtensionConfigName: caren.extensionConfigName, carenExtensionConfigApiVersion: apiVersions.extensionConfig },
+    {
+      gitops: config.gitops,
+      carenExtensionConfigName: caren.extensionConfigName,
+      carenExtensionConfigApiVersion: apiVersions.extensionConfig,
+      deletionProtection: management.deletionProtection,
+    },
     { ...onCluster, dependsOn: [caren] },
   );
   return { cloudControllerManager, clusterApi, caren, flux };

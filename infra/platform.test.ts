@@ -105,9 +105,9 @@ const releases: { name: string; pin: HelmChartPin; namespace: string; hetznerOnl
 ];
 
 describe.each([
-  { stack: "dev", gitops: false },
-  { stack: "prod", gitops: true },
-])("the $stack platform", ({ stack, gitops }) => {
+  { stack: "dev", gitops: false, deletionProtection: false },
+  { stack: "prod", gitops: true, deletionProtection: true },
+])("the $stack platform", ({ stack, gitops, deletionProtection }) => {
   let registrations: Registration[];
   let outputs: FleetOutputs;
   const release = (name: string) => one(registrations, releaseType, name);
@@ -314,32 +314,36 @@ describe.each([
     expect(annotationsOf(instance)["pulumi.com/waitFor"]).toBe("condition=Ready");
   });
 
-  it(gitops ? "syncs the fleet repository through infrastructure, then tenants" : "declares no Flux sync objects without GitOps", async () => {
+  // What these Kustomizations do when Flux runs them is shown by Flux's own controllers in
+  // tests/flux-in-the-loop.test.ts; here, the wiring: names, sources, order and protection.
+  it(gitops ? "syncs the fleet repository through infrastructure and the platform gate, then tenants" : "declares no Flux sync objects without GitOps", async () => {
     const repositories = byType(registrations, gitRepositoryType);
     const kustomizations = byType(registrations, kustomizationType);
-    expect(await valueOf(outputs.platform.flux.kustomizations)).toEqual(gitops ? ["infrastructure", "tenants"] : []);
+    expect(await valueOf(outputs.platform.flux.kustomizations)).toEqual(gitops ? ["infrastructure", "platform-ready", "tenants"] : []);
     if (!gitops) {
       expect([...repositories, ...kustomizations]).toEqual([]);
       return;
     }
-    const repository = one(registrations, gitRepositoryType);
-    expect(specOf(repository)).toMatchObject({
-      url: "https://git.example.com/platform/fleet.git",
-      ref: { branch: "main" },
-      secretRef: { name: "fleet-repo-credentials" },
-    });
-    const [infrastructure, tenants] = ["flux-infrastructure", "flux-tenants"].map((name) => one(registrations, kustomizationType, name));
+    const [repository, gateRepository] = ["flux-repository", "flux-gate-repository"].map((name) => one(registrations, gitRepositoryType, name));
+    const source = { url: "https://git.example.com/platform/fleet.git", ref: { branch: "main" }, secretRef: { name: "fleet-repo-credentials" } };
+    expect(specOf(repository!)).toMatchObject(source);
+    expect(specOf(gateRepository!)).toMatchObject({ ...source, ignore: "/*" });
+    const [infrastructure, gate, tenants] = ["flux-infrastructure", "flux-gate", "flux-tenants"].map((name) => one(registrations, kustomizationType, name));
     expect(specOf(infrastructure!)).toMatchObject({ path: "./clusters/prod/infrastructure", wait: true, prune: true });
-    const tenantsSpec = specOf(tenants!);
-    expect(tenantsSpec).toMatchObject({ path: "./clusters/prod/tenants", dependsOn: [{ name: "infrastructure" }], wait: false });
-    expect(tenantsSpec.healthChecks).toContainEqual({
-      apiVersion: "runtime.cluster.x-k8s.io/v1beta2",
-      kind: "ExtensionConfig",
-      name: catalog.caren.chart.chart,
-    });
-    expect(tenantsSpec.healthChecks).toContainEqual(expect.objectContaining({ kind: "Deployment", name: "capi-controller-manager" }));
+    expect(specOf(gate!)).toMatchObject({ sourceRef: { kind: "GitRepository", name: "platform-ready" }, wait: false });
+    expect(specOf(gate!).healthChecks).toContainEqual({ apiVersion: "runtime.cluster.x-k8s.io/v1beta2", kind: "ExtensionConfig", name: catalog.caren.chart.chart });
+    expect(specOf(tenants!)).toMatchObject({ path: "./clusters/prod/tenants", dependsOn: [{ name: "infrastructure" }, { name: "platform-ready" }] });
+    expect(specOf(tenants!).healthChecks).toBeUndefined();
+    for (const kustomization of [infrastructure!, gate!, tenants!]) expect(specOf(kustomization).deletionPolicy).toBe("Orphan");
     expect(waitsFor(registrations, tenants!, infrastructure!)).toBe(true);
-    expect(waitsFor(registrations, repository, one(registrations, fluxInstanceType))).toBe(true);
+    expect(waitsFor(registrations, tenants!, gate!)).toBe(true);
+    expect(waitsFor(registrations, repository!, one(registrations, fluxInstanceType))).toBe(true);
+  });
+
+  it(gitops ? "protects the Flux sync objects exactly when deletion protection is on" : "has no Flux sync objects to protect", () => {
+    const sync = [...byType(registrations, gitRepositoryType), ...byType(registrations, kustomizationType)].filter((r) => !r.urn.includes("capi-fleet:tenants:"));
+    expect(sync.length).toBe(gitops ? 5 : 0);
+    for (const resource of sync) expect([resource.name, resource.protect]).toEqual([resource.name, deletionProtection]);
   });
 });
 

@@ -14,8 +14,13 @@ export const fluxNamespace = platformNamespaces.flux;
 export const fluxInstanceName = "flux";
 /** Controllers the fleet uses: sources, Kustomizations, HelmReleases, alerts. */
 export const fluxComponents = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"] as const;
-/** Name of the GitRepository both Kustomizations read. */
+/** Name of the GitRepository the fleet's Kustomizations read. */
 export const fleetRepositoryName = "fleet";
+/**
+ * Name of the gate: a GitRepository of the same repository that ignores every file, and the
+ * Kustomization that applies its (empty) artifact and only health-checks the platform.
+ */
+export const platformGateName = "platform-ready";
 
 const sourceApiVersion = "source.toolkit.fluxcd.io/v1";
 const kustomizeApiVersion = apiVersions.fluxKustomization;
@@ -24,17 +29,24 @@ const kustomizeApiVersion = apiVersions.fluxKustomization;
 export interface FluxArgs {
   /** The repository to sync; without it only the operator and the FluxInstance are installed. */
   gitops?: GitOpsSettings;
-  /** Name of CAREN's ExtensionConfig, which the `tenants` Kustomization health-checks. */
+  /** Name of CAREN's ExtensionConfig, which the gate health-checks. */
   carenExtensionConfigName: pulumi.Input<string>;
   /** API version of that ExtensionConfig. */
   carenExtensionConfigApiVersion: string;
+  /**
+   * `management.deletionProtection`: protect the GitRepositories and Kustomizations, so that
+   * removing `gitops` or replacing them needs an explicit unprotect first.
+   */
+  deletionProtection?: boolean;
 }
 
 /**
  * Flux on the management cluster: the Flux Operator chart and a FluxInstance pinned to the
  * catalog's distribution (no `flux bootstrap`: nothing pushes to Git). With GitOps
- * configured it adds the fleet repository and two Kustomizations: `infrastructure`, then
- * `tenants`, which waits for it and health-checks Cluster API and CAREN.
+ * configured it adds the fleet repository and three Kustomizations: `infrastructure`; the
+ * gate `platform-ready`, which applies nothing and is Ready only while every Cluster API
+ * controller runs and CAPI has discovered CAREN's handlers; and `tenants`, which depends on
+ * both, so kustomize-controller applies nothing from the tenants path before they are Ready.
  */
 export class Flux extends pulumi.ComponentResource {
   /** The FluxInstance, awaited until Ready; Flux's own CRDs exist once it is. */
@@ -53,19 +65,28 @@ export class Flux extends pulumi.ComponentResource {
     const created: string[] = [];
     if (args.gitops) {
       const gitops = args.gitops;
-      const afterInstance = { parent: this, dependsOn: [this.instance] };
+      // Kustomizations orphan what they applied when deleted (below); protection makes their
+      // removal a deliberate two-step change as well.
+      const protect = args.deletionProtection ?? false;
+      const afterInstance = { parent: this, dependsOn: [this.instance], protect };
       const repository = new k8s.apiextensions.CustomResource(`${name}-repository`, fleetRepository(gitops), afterInstance);
+      const gateRepository = new k8s.apiextensions.CustomResource(`${name}-gate-repository`, platformGateRepository(gitops), afterInstance);
       const infrastructure = new k8s.apiextensions.CustomResource(
         `${name}-infrastructure`,
         infrastructureKustomization(gitops),
-        { parent: this, dependsOn: [repository] },
+        { parent: this, dependsOn: [repository], protect },
+      );
+      const gate = new k8s.apiextensions.CustomResource(
+        `${name}-gate`,
+        platformGateKustomization(args.carenExtensionConfigName, args.carenExtensionConfigApiVersion),
+        { parent: this, dependsOn: [gateRepository], protect },
       );
       new k8s.apiextensions.CustomResource(
         `${name}-tenants`,
-        tenantsKustomization(gitops, args.carenExtensionConfigName, args.carenExtensionConfigApiVersion),
-        { parent: this, dependsOn: [repository, infrastructure] },
+        tenantsKustomization(gitops),
+        { parent: this, dependsOn: [repository, infrastructure, gate], protect },
       );
-      created.push("infrastructure", "tenants");
+      created.push("infrastructure", platformGateName, "tenants");
     }
     this.kustomizations = pulumi.output(created);
     this.registerOutputs({ kustomizations: this.kustomizations });
@@ -90,18 +111,37 @@ export function fluxInstance(): k8s.apiextensions.CustomResourceArgs {
   };
 }
 
-/** The fleet repository; `secretRef` names the credentials of a private one. */
+/** The fleet repository's source spec; `secretRef` names the credentials of a private one. */
+function repositorySpec(gitops: GitOpsSettings): Record<string, unknown> {
+  return {
+    interval: "1m",
+    url: gitops.url,
+    ref: { branch: gitops.branch },
+    ...(gitops.secretRef ? { secretRef: { name: gitops.secretRef } } : {}),
+  };
+}
+
+/** The fleet repository. */
 export function fleetRepository(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
   return {
     apiVersion: sourceApiVersion,
     kind: "GitRepository",
     metadata: { name: fleetRepositoryName, namespace: fluxNamespace },
-    spec: {
-      interval: "1m",
-      url: gitops.url,
-      ref: { branch: gitops.branch },
-      ...(gitops.secretRef ? { secretRef: { name: gitops.secretRef } } : {}),
-    },
+    spec: repositorySpec(gitops),
+  };
+}
+
+/**
+ * The gate's source: the fleet repository with every file ignored (`ignore` is gitignore
+ * syntax), so its artifact is empty and the gate has nothing to apply, with no path the
+ * repository must hold for it.
+ */
+export function platformGateRepository(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
+  return {
+    apiVersion: sourceApiVersion,
+    kind: "GitRepository",
+    metadata: { name: platformGateName, namespace: fluxNamespace },
+    spec: { ...repositorySpec(gitops), interval: "10m", ignore: "/*" },
   };
 }
 
@@ -117,33 +157,48 @@ export function kustomizationSpec(path: string): Record<string, unknown> {
   };
 }
 
+/**
+ * The management cluster's Kustomizations: deleting one orphans what it applied. The default,
+ * `MirrorPrune`, deletes all of it (fluxcd/kustomize-controller@v1.9.4:
+ * api/v1/kustomization_types.go, GetDeletionPolicy; internal/controller/kustomization_controller.go,
+ * finalize), so removing `gitops` or replacing a Kustomization would delete tenant Clusters.
+ */
+function managementKustomizationSpec(path: string): Record<string, unknown> {
+  return { ...kustomizationSpec(path), deletionPolicy: "Orphan" };
+}
+
 /** Platform add-ons; Ready only when everything it applied is healthy (`wait`). */
 export function infrastructureKustomization(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
   return {
     apiVersion: kustomizeApiVersion,
     kind: "Kustomization",
     metadata: { name: "infrastructure", namespace: fluxNamespace },
-    spec: { ...kustomizationSpec(gitops.paths.infrastructure), wait: true },
+    spec: { ...managementKustomizationSpec(gitops.paths.infrastructure), wait: true },
   };
 }
 
 /**
- * Tenant workloads: reconciled only after `infrastructure` is Ready, and healthy only while
- * every Cluster API controller runs and CAPI has discovered CAREN's handlers. `wait` stays
- * off because Flux ignores `healthChecks` when it is on.
+ * The gate: applies the empty artifact of {@link platformGateRepository} and is Ready only
+ * when every Cluster API controller's Deployment is available and CAPI has discovered CAREN's
+ * handlers. Health checks run after apply (fluxcd/kustomize-controller@v1.9.4:
+ * internal/controller/kustomization_controller.go, reconcile: apply, prune, then checkHealth),
+ * so on `tenants` itself they would gate nothing; a dependency's `Ready` does
+ * (checkDependencies). `wait` stays off because with it Flux checks only what it applied and
+ * ignores `healthChecks` (checkHealth).
  */
-export function tenantsKustomization(
-  gitops: GitOpsSettings,
+export function platformGateKustomization(
   carenExtensionConfigName: pulumi.Input<string>,
   carenExtensionConfigApiVersion: string,
 ): k8s.apiextensions.CustomResourceArgs {
   return {
     apiVersion: kustomizeApiVersion,
     kind: "Kustomization",
-    metadata: { name: "tenants", namespace: fluxNamespace },
+    metadata: { name: platformGateName, namespace: fluxNamespace },
     spec: {
-      ...kustomizationSpec(gitops.paths.tenants),
-      dependsOn: [{ name: "infrastructure" }],
+      ...managementKustomizationSpec("./"),
+      // Re-checked often: `tenants` waits for it (dependency retries every 30 s upstream).
+      interval: "1m",
+      sourceRef: { kind: "GitRepository", name: platformGateName },
       wait: false,
       healthChecks: [
         ...clusterApiProviders.map((provider) => ({
@@ -164,6 +219,19 @@ export function tenantsKustomization(
           failed: "has(status.conditions) && status.conditions.exists(e, e.type == 'Discovered' && e.status == 'False')",
         },
       ],
+    },
+  };
+}
+
+/** Tenant objects on the management cluster: applied only once `infrastructure` and the gate are Ready. */
+export function tenantsKustomization(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
+  return {
+    apiVersion: kustomizeApiVersion,
+    kind: "Kustomization",
+    metadata: { name: "tenants", namespace: fluxNamespace },
+    spec: {
+      ...managementKustomizationSpec(gitops.paths.tenants),
+      dependsOn: [{ name: "infrastructure" }, { name: platformGateName }],
     },
   };
 }

@@ -1,4 +1,4 @@
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
@@ -110,4 +110,26 @@ describe("cert-manager at the catalog's version", () => {
     const values = parse(readFileSync(path.join(chartDir, "values.yaml"), "utf8")) as { crds?: { enabled?: unknown } };
     expect(values.crds?.enabled).toBe(false);
   }, 11 * 60_000);
+});
+
+describe("Flux at the catalog's distribution", () => {
+  const operatorDir = () => moduleDir("github.com/controlplaneio-fluxcd/flux-operator", `v${catalog.flux.operatorChart.version}`);
+  /** A controller's image tag in the manifests the operator installs for a distribution. */
+  const bundledTag = (distribution: string, controller: string) => {
+    const file = path.join(operatorDir(), "config", "data", "flux", `v${distribution}`, `${controller}.yaml`);
+    return new RegExp(`image: fluxcd/${controller}:(v[0-9.]+)\\n`).exec(readFileSync(file, "utf8"))?.[1];
+  };
+
+  it("the controllers the tests build are the ones the operator installs for the pinned distribution", () => {
+    expect({ sourceController: bundledTag(catalog.flux.distribution, "source-controller"), kustomizeController: bundledTag(catalog.flux.distribution, "kustomize-controller") }).toEqual(
+      catalog.flux.controllers,
+    );
+  });
+
+  it("the operator bundles the pinned distribution, and which newer ones (negative control: the next patch ships other controllers)", () => {
+    const bundled = readdirSync(path.join(operatorDir(), "config", "data", "flux")).map((name) => name.replace(/^v/, ""));
+    expect(bundled).toContain(catalog.flux.distribution);
+    const next = semver.inc(catalog.flux.distribution, "patch")!;
+    if (bundled.includes(next)) expect(bundledTag(next, "source-controller")).not.toBe(catalog.flux.controllers.sourceController);
+  });
 });

@@ -264,10 +264,17 @@ export const catalog = {
     /**
      * FluxInstance `spec.distribution.version`: an exact release, so a Flux upgrade is a
      * reviewed one-line change here rather than something the operator does on its own.
-     * 2.9.4, not 2.9.5: operator v0.59.0 bundles manifests up to v2.9.4
-     * (flux-operator@v0.59.0: config/data/flux).
+     * Operator v0.59.0 bundles distributions up to 2.9.5 (flux-operator@v0.59.0:
+     * config/data/flux/); 2.9.4 is the one whose controllers the tests build and run
+     * (docs/architecture.md, "GitOps on the management cluster", says what 2.9.5 would take).
      */
     distribution: "2.9.4",
+    /**
+     * The controllers that distribution ships, which tests/flux-in-the-loop.test.ts builds from
+     * the Go module proxy and runs (image tags in flux-operator@v0.59.0:
+     * config/data/flux/v2.9.4/{source,kustomize}-controller.yaml; a test compares them).
+     */
+    controllers: { sourceController: "v1.9.4", kustomizeController: "v1.9.4" },
     /** fluxcd/flux2 v2.9.0 release notes: Kubernetes 1.34 (≥ 1.34.1), 1.35 and 1.36. */
     kubernetes: { min: "1.34", max: "1.36" } satisfies MinorRange,
   },
