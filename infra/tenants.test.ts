@@ -52,10 +52,16 @@ describe("the prod tenants", () => {
   it.each(prodTenants)("registers every object of tenant $name", ({ name, namespace, credentials }) => {
     expect(ofTenant(name, "kubernetes:core/v1:Namespace").map((r) => (r.inputs.metadata as { name: string }).name)).toEqual([namespace]);
     const secrets = ofTenant(name, "kubernetes:core/v1:Secret");
-    expect(secrets.filter((r) => !r.readId).map((r) => r.inputs.metadata)).toEqual([
+    const key = (metadata: unknown) => `${(metadata as { namespace: string }).namespace}/${(metadata as { name: string }).name}`;
+    const byKey = (a: unknown, b: unknown) => key(a).localeCompare(key(b));
+    expect(secrets.filter((r) => !r.readId).map((r) => r.inputs.metadata).sort(byKey)).toEqual([
       { name: "hcloud", namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
-      ...credentials.map((credential) => ({ name: `registry-credentials-${credential}`, namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } })),
-    ]);
+      // Each credential twice under one name: in the tenant's namespace and in the class's (where CAREN reads it).
+      ...credentials.flatMap((credential) => [
+        { name: `registry-credentials.${name}.${credential}`, namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
+        { name: `registry-credentials.${name}.${credential}`, namespace: "capi-fleet-system", labels: { "clusterctl.cluster.x-k8s.io/move": "", "capi-fleet.io/tenant": name } },
+      ]),
+    ].sort(byKey));
     // CAPI's kubeconfig Secret is only read, never managed.
     expect(secrets.filter((r) => r.readId).map((r) => r.readId)).toEqual([`${namespace}/${name}-kubeconfig`]);
     expect(ofTenant(name, helmChartProxyType).map((r) => (r.inputs.metadata as { name: string }).name).sort()).toEqual(["hcloud-ccm", "hcloud-csi"]);
@@ -116,10 +122,10 @@ describe("the prod tenants", () => {
     const tenant = prodTenants.find((t) => t.credentials.length > 0)!;
     expect(tenant, "a prod tenant with registry credentials").toBeDefined();
     const cluster = ofTenant(tenant.name, clusterType)[0]!;
-    const secrets = ofTenant(tenant.name, "kubernetes:core/v1:Secret").filter((r) => !r.readId && (r.inputs.metadata as { name: string }).name.startsWith("registry-credentials-"));
-    expect(secrets).toHaveLength(tenant.credentials.length);
+    const secrets = ofTenant(tenant.name, "kubernetes:core/v1:Secret").filter((r) => !r.readId && (r.inputs.metadata as { name: string }).name.startsWith(`registry-credentials.${tenant.name}.`));
+    expect(secrets).toHaveLength(2 * tenant.credentials.length);
     for (const secret of secrets) {
-      const credential = (secret.inputs.metadata as { name: string }).name.replace("registry-credentials-", "");
+      const credential = (secret.inputs.metadata as { name: string }).name.replace(`registry-credentials.${tenant.name}.`, "");
       expect(secret.secretInputs).toContain("stringData");
       // The stack file's secure values, as the mocks decrypt them.
       expect(secret.inputs.stringData).toEqual({
@@ -133,7 +139,8 @@ describe("the prod tenants", () => {
     for (const configMap of configMaps) {
       const owner = prodTenants.find((t) => configMap.urn.includes(`tenant-${t.name}`))!;
       expect(configMap.inputs.metadata).toMatchObject({ name: "capi-fleet-cilium-values", namespace: owner.namespace });
-      expect(Object.keys(configMap.inputs.data as Record<string, string>)).toEqual(["values.yaml"]);
+      // Cilium's values, and the values of its upgrade preflight (CAREN reads both from this ConfigMap).
+      expect(Object.keys(configMap.inputs.data as Record<string, string>).sort()).toEqual(["preflight-values.yaml", "values.yaml"]);
       expect(waitsFor(registrations, ofTenant(owner.name, clusterType)[0]!, configMap)).toBe(true);
     }
   });
@@ -146,7 +153,7 @@ describe("the prod tenants", () => {
         .map(([key]) => `${registration.type} ${registration.name}.${key}`),
     );
     expect(leaks).toEqual([]);
-    const secrets = ofTenant("payments", "kubernetes:core/v1:Secret")[0]!;
+    const secrets = ofTenant("payments", "kubernetes:core/v1:Secret").find((r) => (r.inputs.metadata as { name?: string } | undefined)?.name === "hcloud")!;
     expect(secrets.secretInputs).toContain("stringData");
     expect(JSON.stringify(secrets.inputs.stringData)).toContain(tokens[0]);
   });

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/caren-cluster-config";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { isAutoscaled } from "../../infra/model/cluster-autoscaler";
-import { hcloudSecret, remediationTemplateIn } from "../../infra/model/hetzner-cluster-class";
+import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
   hcloudCcmProxy,
@@ -38,7 +38,8 @@ export interface TenantClusterArgs {
   hcloudToken: pulumi.Input<string>;
   /**
    * Registry credentials by the name the tenant's `imageRegistries` / `globalImageRegistryMirror`
-   * reference (Pulumi secrets); each becomes a Secret in the tenant's namespace that CAREN reads.
+   * reference (Pulumi secrets); each becomes a Secret, in the tenant's namespace and in the
+   * ClusterClass's, that CAREN reads (infra/model/caren-cluster-config.ts, registryCredentialsSecretName).
    */
   registryCredentials?: Record<string, { username: pulumi.Input<string>; password: pulumi.Input<string>; caCrt?: pulumi.Input<string> }>;
   /** The ClusterClass; the Cluster depends on it, so it is deleted first. */
@@ -129,25 +130,39 @@ export class TenantCluster extends pulumi.ComponentResource {
       },
       { parent: this, provider: hcloudProvider },
     );
-    // What CAREN reads from the tenant's namespace while it patches and installs: the registry
-    // credentials and the Cilium values. The Cluster waits for them.
-    const credentials = Object.entries(args.registryCredentials ?? {}).map(
-      ([credentialsName, { username, password, caCrt }]) =>
+    // What CAREN reads while it patches and installs: the registry credentials and the Cilium
+    // values. The Cluster waits for them. CAREN reads a credential Secret under one name in two
+    // namespaces (infra/model/caren-cluster-config.ts, registryCredentialsSecretName): its data
+    // in the ClusterClass's namespace, where it patches the class's templates, and in the
+    // tenant's namespace, where its preflight webhook checks it and where it makes the Cluster the
+    // owner. So each Secret is written into both; only the tenant's copy gets that owner (an owner
+    // in another namespace would make the garbage collector delete the class's copy).
+    const credentials = Object.entries(args.registryCredentials ?? {}).flatMap(([credentialsName, { username, password, caCrt }]) => {
+      const secretName = registryCredentialsSecretName(tenant.name, credentialsName);
+      const stringData = pulumi.secret(
+        pulumi.all([username, password, caCrt]).apply(([user, pass, ca]) => ({
+          [registryCredentialsKeys.username]: user,
+          [registryCredentialsKeys.password]: pass,
+          ...(ca ? { [registryCredentialsKeys.caCrt]: ca } : {}),
+        })),
+      );
+      return [
         new k8s.core.v1.Secret(
-          `${name}-${registryCredentialsSecretName(credentialsName)}`,
-          {
-            metadata: { name: registryCredentialsSecretName(credentialsName), namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } },
-            stringData: pulumi.secret(
-              pulumi.all([username, password, caCrt]).apply(([user, pass, ca]) => ({
-                [registryCredentialsKeys.username]: user,
-                [registryCredentialsKeys.password]: pass,
-                ...(ca ? { [registryCredentialsKeys.caCrt]: ca } : {}),
-              })),
-            ),
-          },
+          `${name}-registry-credentials-${credentialsName}`,
+          { metadata: { name: secretName, namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } }, stringData },
           child([namespace]),
         ),
-    );
+        new k8s.core.v1.Secret(
+          `${name}-registry-credentials-${credentialsName}-class`,
+          {
+            metadata: { name: secretName, namespace: clusterClassNamespace, labels: { "clusterctl.cluster.x-k8s.io/move": "", [tenantLabels.tenant]: tenant.name } },
+            stringData,
+          },
+          // The class's namespace exists once the class does.
+          child([args.clusterClass, ...upstreamOf(opts)]),
+        ),
+      ];
+    });
     const ciliumData = ciliumValuesData(tenant);
     const ciliumValues = ciliumData
       ? [

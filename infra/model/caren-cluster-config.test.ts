@@ -1,14 +1,18 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import Ajv from "ajv";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { undeclaredSegment, type Schema } from "../../tests/cluster-class-patches";
 import { crdFiles } from "../../tests/cluster-class-topology";
-import { carenApiCrdSource, convertCrdSchema, specSchemaOf } from "../../tests/caren-variables";
+import { carenApiCrdSource, carenChartDir, convertCrdSchema, specSchemaOf } from "../../tests/caren-variables";
 import { skipIfDeclared } from "../../tests/unverified";
 import { readStackConfig } from "../../tests/stack-files";
 import {
   carenClusterSettings,
   carenCniConfig,
+  ciliumPreflightValues,
+  ciliumPreflightValuesKey,
   ciliumValuesConfigMapName,
   ciliumValuesData,
   ciliumValuesKey,
@@ -118,11 +122,12 @@ describe("what CAREN receives", () => {
       expect(addons.nfd, name).toEqual(tenant.nfd && { strategy: tenant.nfd.strategy });
       expect(settings.ntp?.servers, name).toEqual(tenant.ntp?.servers);
       expect(settings.proxy, name).toEqual(
-        tenant.proxy && JSON.parse(JSON.stringify({ http: tenant.proxy.http, https: tenant.proxy.https, additionalNo: tenant.proxy.additionalNoProxy })),
+        tenant.proxy &&
+          JSON.parse(JSON.stringify({ http: tenant.proxy.http, https: tenant.proxy.https, additionalNo: [...new Set([...(tenant.proxy.additionalNoProxy ?? []), tenant.network.nodesCidr])] })),
       );
       expect(settings.users, name).toEqual(tenant.users && JSON.parse(JSON.stringify(tenant.users)));
       // Every credentials reference names a Secret the program writes for the tenant (one per name).
-      const secrets = new Set(registryCredentialNames(tenant).map(registryCredentialsSecretName));
+      const secrets = new Set(registryCredentialNames(tenant).map((credentials) => registryCredentialsSecretName(tenant.name, credentials)));
       const registries = [...(settings.imageRegistries ?? []), ...(settings.globalImageRegistryMirror ? [settings.globalImageRegistryMirror] : [])];
       expect(registries.map((registry) => registry.url), name).toEqual([...(tenant.imageRegistries ?? []), ...(tenant.globalImageRegistryMirror ? [tenant.globalImageRegistryMirror] : [])].map((registry) => registry.url));
       expect(registries.flatMap((registry) => (registry.credentials ? [registry.credentials.secretRef.name] : [])).sort(), name).toEqual([...secrets].sort());
@@ -157,5 +162,65 @@ describe("what CAREN receives", () => {
         expect(data, name).toBeUndefined();
       }
     }
+  });
+});
+
+// Cilium's upgrade preflight (`preflight-values.yaml`) against CAREN's chart default at the
+// catalog's release (through the resolver: tests/caren-variables.ts `carenChartDir`;
+// nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+// charts/cluster-api-runtime-extensions-nutanix/addons/cni/cilium/preflight-values-template.yaml).
+describe("Cilium's upgrade preflight values", () => {
+  /**
+   * A values template as CAREN renders it for a Cluster whose endpoint is https://api.example:6443
+   * (pkg/handlers/lifecycle/cni/cilium/template.go, `preflightTemplateValues`: its one condition and
+   * the two expressions the templates use), parsed.
+   */
+  const rendered = (template: string, kubeProxyReplacement: boolean) =>
+    parse(
+      template
+        .replace(/\{\{- if \.EnableKubeProxyReplacement \}\}([\s\S]*?)\{\{- end \}\}/, (_all, block: string) => (kubeProxyReplacement ? block : ""))
+        .replaceAll('{{ trimPrefix .ControlPlaneEndpoint.Host "https://" }}', "api.example")
+        .replaceAll("{{ .ControlPlaneEndpoint.Port }}", "6443"),
+    ) as Record<string, unknown>;
+  const chartDefault = (chartDir: string, kubeProxyReplacement: boolean) =>
+    rendered(readFileSync(path.join(chartDir, "addons", "cni", "cilium", "preflight-values-template.yaml"), "utf8"), kubeProxyReplacement);
+  const ours = (tenant: TenantSettings) => rendered(ciliumValuesData(tenant)![ciliumPreflightValuesKey]!, kubeProxyModeOf(tenant) === "disabled");
+
+  it("are CAREN's chart default for a tenant whose values set no image, with and without kube-proxy", (context) => {
+    const chart = carenChartDir();
+    if ("unavailable" in chart) return skipIfDeclared(context, chart.unavailable);
+    const tenant = stackTenants().find((t) => t.cni.values && kubeProxyModeOf(t) === "disabled")!;
+    expect(tenant).toBeDefined();
+    expect(ours(tenant)).toEqual(chartDefault(chart.dir, true));
+    expect(ours({ ...tenant, kubeProxy: undefined, cni: { ...tenant.cni, kubeProxyReplacement: false } })).toEqual(chartDefault(chart.dir, false));
+    // Negative control: the tenant's full values are not preflight values.
+    expect(rendered(ciliumValuesData(tenant)![ciliumValuesKey]!, true)).not.toEqual(chartDefault(chart.dir, true));
+  });
+
+  it("pre-pull the tenant's own images and keep its preflight settings, and nothing else of its values", () => {
+    const tenant = stackTenants().find((t) => t.cni.values)!;
+    const values = {
+      ...tenant.cni.values,
+      image: { repository: "registry.example/cilium/cilium", tag: "v1.19.4" },
+      envoy: { image: { repository: "registry.example/cilium/cilium-envoy" } },
+      preflight: { tolerations: [{ operator: "Exists" }] },
+    };
+    const preflight = ciliumPreflightValues({ ...tenant, cni: { ...tenant.cni, values } });
+    expect(preflight).toMatchObject({
+      agent: false,
+      operator: { enabled: false },
+      preflight: {
+        enabled: true,
+        tolerations: [{ operator: "Exists" }],
+        image: { useDigest: false, repository: "registry.example/cilium/cilium", tag: "v1.19.4" },
+        envoy: { image: { useDigest: false, repository: "registry.example/cilium/cilium-envoy" } },
+      },
+    });
+    // Hubble, IPAM and the tunnel are the real release's, not the preflight's.
+    expect(Object.keys(preflight).sort()).toEqual(["agent", "k8sServiceHost", "k8sServicePort", "operator", "preflight"].filter((key) => key in preflight).sort());
+    expect(preflight).not.toHaveProperty("hubble");
+    // The ConfigMap carries both keys CAREN reads.
+    expect(Object.keys(ciliumValuesData(tenant)!).sort()).toEqual([ciliumPreflightValuesKey, ciliumValuesKey].sort());
+    expect(parse(ciliumValuesData(tenant)![ciliumPreflightValuesKey]!)).toEqual(ciliumPreflightValues(tenant));
   });
 });

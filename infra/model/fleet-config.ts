@@ -1,6 +1,6 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { loadBalancerGcAnnotation } from "./caren-extensions";
+import { carenPreflightChecks, carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "./caren-extensions";
 import { catalog } from "./catalog";
 import { parseCidr } from "./cidr";
 import type { MinorRange } from "./catalog";
@@ -117,7 +117,10 @@ const exampleKubernetesVersion: string = catalog.tenantKubernetesVersions[0];
 const exampleK3sVersion: string = catalog.k3s.version;
 
 /** Annotations the config owns through dedicated fields, with the field to use instead. */
-const reservedAnnotations: Readonly<Record<string, string>> = { [loadBalancerGcAnnotation]: "loadBalancerGarbageCollection" };
+const reservedAnnotations: Readonly<Record<string, string>> = {
+  [loadBalancerGcAnnotation]: "loadBalancerGarbageCollection",
+  [carenPreflightSkipAnnotation]: "carenPreflight.skip",
+};
 
 /** A Kubernetes annotation key: an optional DNS-subdomain prefix and "/", then a name of at most 63 characters. */
 const annotationKey = z.string().check((ctx) => {
@@ -534,9 +537,24 @@ const tenantSchema = strictObject({
    */
   loadBalancerGarbageCollection: z.boolean().default(true),
   /**
-   * Extra annotations on the tenant's Cluster, e.g. `topology.cluster.x-k8s.io/upgrade-concurrency`
-   * or `preflight.cluster.caren.nutanix.com/skip`. The LB-GC opt-out is not one of them: use
-   * `loadBalancerGarbageCollection`.
+   * CAREN's preflight webhook checks every create and spec change of the Cluster; `skip` names
+   * checks it must not run for this tenant, e.g. `[Registry]` when the management cluster cannot
+   * reach the tenant's registries (README, "When the management cluster must reach a tenant's
+   * registries"). Written as CAREN's `preflight.cluster.caren.nutanix.com/skip` annotation.
+   */
+  carenPreflight: strictObject({
+    skip: z
+      .array(
+        z.enum(carenPreflightChecks, {
+          error: (issue) => `${formatValue(issue.input)} is not a preflight check CAREN runs for this fleet; ${oneOf(carenPreflightChecks)}`,
+        }),
+      )
+      .min(1, { error: `names no check; ${oneOf(carenPreflightChecks)}, or leave carenPreflight out` }),
+  }).optional(),
+  /**
+   * Extra annotations on the tenant's Cluster, e.g. `topology.cluster.x-k8s.io/upgrade-concurrency`.
+   * CAREN's LB-GC opt-out and preflight skip are not among them: use
+   * `loadBalancerGarbageCollection` and `carenPreflight.skip`.
    */
   annotations: z.record(annotationKey, z.string()).default({}),
   /**

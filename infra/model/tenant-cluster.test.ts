@@ -5,7 +5,7 @@ import { crdSchema } from "../../tests/cluster-class-patches";
 import { crdFiles } from "../../tests/cluster-class-topology";
 import { readStackConfig } from "../../tests/stack-files";
 import { crdSources } from "../../tests/upstream-crds";
-import { carenExtensionNames, loadBalancerGcAnnotation } from "./caren-extensions";
+import { carenExtensionNames, carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "./caren-extensions";
 import { poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { catalog } from "./catalog";
 import { fleetConfigSchema } from "./fleet-config";
@@ -109,13 +109,14 @@ describe("a tenant Cluster", () => {
   it("maps each CAREN setting to CAREN's field (additionalNoProxy → proxy.additionalNo, credentials → a Secret reference)", () => {
     const clusterConfig = topologyOf(payments).variables.find((v) => v.name === "clusterConfig")!.value as Record<string, unknown>;
     expect(clusterConfig.ntp).toEqual({ servers: payments.ntp!.servers });
-    expect(clusterConfig.proxy).toEqual({ http: payments.proxy!.http, https: payments.proxy!.https, additionalNo: payments.proxy!.additionalNoProxy });
+    // The nodes' range is added: CAREN's own no-proxy list lacks it.
+    expect(clusterConfig.proxy).toEqual({ http: payments.proxy!.http, https: payments.proxy!.https, additionalNo: [...payments.proxy!.additionalNoProxy!, payments.network.nodesCidr] });
     expect(clusterConfig.imageRegistries).toEqual(
-      payments.imageRegistries!.map((registry) => ({ url: registry.url, credentials: { secretRef: { name: `registry-credentials-${registry.credentials!}` } } })),
+      payments.imageRegistries!.map((registry) => ({ url: registry.url, credentials: { secretRef: { name: `registry-credentials.payments.${registry.credentials!}` } } })),
     );
     expect(clusterConfig.globalImageRegistryMirror).toEqual({
       url: payments.globalImageRegistryMirror!.url,
-      credentials: { secretRef: { name: `registry-credentials-${payments.globalImageRegistryMirror!.credentials!}` } },
+      credentials: { secretRef: { name: `registry-credentials.payments.${payments.globalImageRegistryMirror!.credentials!}` } },
     });
     expect(clusterConfig.users).toEqual(payments.users!.map((user) => ({ name: user.name, sshAuthorizedKeys: user.sshAuthorizedKeys, sudo: user.sudo })));
   });
@@ -189,16 +190,28 @@ describe("a tenant Cluster", () => {
   });
 
   it("carries CAREN's load-balancer GC opt-out only when the tenant opts out", () => {
-    expect(tenantClusterManifest(payments).metadata.annotations).toBeUndefined();
-    expect(tenantClusterManifest({ ...payments, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({ [loadBalancerGcAnnotation]: "false" });
+    const plain = { ...payments, carenPreflight: undefined };
+    expect(tenantClusterManifest(plain).metadata.annotations).toBeUndefined();
+    expect(tenantClusterManifest({ ...plain, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({ [loadBalancerGcAnnotation]: "false" });
   });
 
-  it("adds the tenant's own annotations next to the opt-out", () => {
+  it("carries CAREN's preflight skip only with the checks the tenant names, comma-separated as CAREN splits it", () => {
+    expect(payments.carenPreflight).toEqual({ skip: ["Registry"] });
+    expect(tenantClusterManifest(payments).metadata.annotations).toEqual({ [carenPreflightSkipAnnotation]: "Registry" });
+    expect(tenantClusterManifest({ ...payments, carenPreflight: { skip: ["Registry", "GenericConfiguration"] } }).metadata.annotations).toEqual({
+      [carenPreflightSkipAnnotation]: "Registry,GenericConfiguration",
+    });
+    expect(tenantClusterManifest({ ...payments, carenPreflight: undefined }).metadata.annotations).toBeUndefined();
+  });
+
+  it("adds the tenant's own annotations next to the opt-outs", () => {
     const annotations = { "topology.cluster.x-k8s.io/upgrade-concurrency": "2" };
-    expect(tenantClusterManifest({ ...payments, annotations }).metadata.annotations).toEqual(annotations);
+    const plain = { ...payments, carenPreflight: undefined };
+    expect(tenantClusterManifest({ ...plain, annotations }).metadata.annotations).toEqual(annotations);
     expect(tenantClusterManifest({ ...payments, annotations, loadBalancerGarbageCollection: false }).metadata.annotations).toEqual({
       ...annotations,
       [loadBalancerGcAnnotation]: "false",
+      [carenPreflightSkipAnnotation]: "Registry",
     });
   });
 });

@@ -1,7 +1,7 @@
 import { stringify } from "yaml";
 import { catalog, type HelmChartPin } from "./catalog";
 import { firstSubnet, mustParseCidr } from "./cidr";
-import { loadBalancerGcAnnotation } from "./caren-extensions";
+import { carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "./caren-extensions";
 import { carenClusterSettings, carenCniConfig } from "./caren-cluster-config";
 import { isAutoscaled, poolAutoscalerAnnotations } from "./cluster-autoscaler";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
@@ -47,7 +47,11 @@ export const workloadKubeconfigSecret = (cluster: string): { name: string; key: 
 
 /** The tenant's topology Cluster, at its target Kubernetes version (CAPI walks the chain to it). */
 export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
-  const annotations = { ...tenant.annotations, ...(tenant.loadBalancerGarbageCollection ? {} : { [loadBalancerGcAnnotation]: "false" }) };
+  const annotations = {
+    ...tenant.annotations,
+    ...(tenant.loadBalancerGarbageCollection ? {} : { [loadBalancerGcAnnotation]: "false" }),
+    ...(tenant.carenPreflight ? { [carenPreflightSkipAnnotation]: tenant.carenPreflight.skip.join(",") } : {}),
+  };
   return {
     apiVersion: apiVersions.cluster,
     kind: "Cluster",
