@@ -169,6 +169,30 @@ export interface StartOptions {
   progress?: (line: string) => void;
 }
 
+/** A runtime extension in the loop: where CAPI calls it, the CA of its serving certificate, and how to stop it. */
+export interface LoopExtension {
+  /** https://127.0.0.1:<port> */
+  url: string;
+  caPem: string;
+  stop(): Promise<void>;
+  /** Its log's tail, added to the managers' (failure messages). */
+  logs?(): string;
+}
+
+/** What an extension starter gets: the API server, the managers' kubeconfig (cluster-admin) and the loop's temp dir for its files and log. */
+export interface ExtensionContext {
+  api: KubeApiServer;
+  kubeconfig: string;
+  work: string;
+  progress: (line: string) => void;
+}
+
+/** Starts the runtime extension in CAREN's place, after CAPI's managers and webhooks are up; the loop registers it. */
+export type ExtensionStarter<E extends LoopExtension> = (context: ExtensionContext) => Promise<E>;
+
+/** The loop with another extension than the recording one in CAREN's place. */
+export type CapiLoopWith<E extends LoopExtension> = Omit<CapiInTheLoop, "extension"> & { extension: E };
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export const responseMessage = (response: KubeResponse): string =>
@@ -209,6 +233,21 @@ function crdKustomization(dir: string): { labels: Record<string, string>; conver
  * starts the recording extension and registers it, and waits until CAPI discovered it.
  */
 export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInTheLoop> {
+  return startLoop(options, undefined);
+}
+
+/**
+ * The same loop with `starter`'s extension in CAREN's place instead of the recording one (e.g. the
+ * real CAREN, tests/caren-in-the-loop.test.ts), registered under the ExtensionConfig name CAREN's
+ * chart gives and awaited until CAPI discovered it.
+ */
+export async function startCapiWithExtension<E extends LoopExtension>(options: StartOptions, starter: ExtensionStarter<E>): Promise<CapiLoopWith<E>> {
+  return startLoop(options, starter);
+}
+
+async function startLoop(options: StartOptions, starter: undefined): Promise<CapiInTheLoop>;
+async function startLoop<E extends LoopExtension>(options: StartOptions, starter: ExtensionStarter<E>): Promise<CapiLoopWith<E>>;
+async function startLoop<E extends LoopExtension>(options: StartOptions, starter: ExtensionStarter<E> | undefined): Promise<CapiInTheLoop | CapiLoopWith<E>> {
   const say = options.progress ?? (() => {});
   const timings: Record<string, number> = {};
   let t = Date.now();
@@ -230,7 +269,7 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
   const managers: RunningManager[] = [];
   let garbageCollector: ChildProcess | undefined;
   const gcLog = path.join(work, "kube-controller-manager.log");
-  let extension: RecordingExtension | undefined;
+  let extension: RecordingExtension | E | undefined;
   const stopAll = async (keepLogs: boolean): Promise<string | undefined> => {
     const children = [...managers.map((manager) => manager.child), ...(garbageCollector ? [garbageCollector] : [])];
     for (const child of children) {
@@ -435,7 +474,11 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
       managers.push({ spec, child, webhookPort: port.webhook, healthPort: port.health, log });
     }
     const logs = () =>
-      [...managers.map((m) => `--- ${m.spec.name} log (tail) ---\n${tail(m.log)}`), ...(garbageCollector ? [`--- kube-controller-manager log (tail) ---\n${tail(gcLog)}`] : [])].join("\n");
+      [
+        ...managers.map((m) => `--- ${m.spec.name} log (tail) ---\n${tail(m.log)}`),
+        ...(garbageCollector ? [`--- kube-controller-manager log (tail) ---\n${tail(gcLog)}`] : []),
+        ...(extension && "logs" in extension && typeof extension.logs === "function" ? [extension.logs()] : []),
+      ].join("\n");
     const readyDeadline = Date.now() + 180_000;
     for (const manager of managers) {
       for (;;) {
@@ -471,13 +514,17 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
 
     // The recording extension, registered the way CAREN's chart registers CAREN.
     // It publishes CAREN's variable schemas, rebuilt from CAREN's CRDs (none when unavailable).
+    // (Or the starter's extension, e.g. the real CAREN, which publishes its schemas itself.)
     const carenSchemas = readCarenSchemas();
-    extension = await startRecordingExtension(carenHandlers(), "crds" in carenSchemas ? carenDiscoveredVariables(carenSchemas.crds) : new Map());
+    const started = starter
+      ? await starter({ api, kubeconfig, work, progress: say })
+      : await startRecordingExtension(carenHandlers(), "crds" in carenSchemas ? carenDiscoveredVariables(carenSchemas.crds) : new Map());
+    extension = started;
     const extensionConfig: KubeObject = {
       apiVersion: "runtime.cluster.x-k8s.io/v1beta2",
       kind: "ExtensionConfig",
       metadata: { name: catalog.caren.chart.chart },
-      spec: { clientConfig: { url: extension.url, caBundle: Buffer.from(extension.caPem).toString("base64") } },
+      spec: { clientConfig: { url: started.url, caBundle: Buffer.from(started.caPem).toString("base64") } },
     };
     // The webhooks take a moment to be called by the API server; retry while they are not reachable yet.
     const webhookDeadline = Date.now() + 60_000;
@@ -540,10 +587,11 @@ export async function startCapiInTheLoop(options: StartOptions): Promise<CapiInT
       const response = must(await api.request("GET", `${await collectionPath(apiVersion, kind, namespace)}${query}`), `LIST ${kind}`);
       return (response.json.items ?? []) as KubeObject[];
     };
+    // The recording extension without a starter, the starter's otherwise (the overloads say which).
     return {
       api,
       capi,
-      extension,
+      extension: started as RecordingExtension & E,
       carenSchemas: "crds" in carenSchemas ? { via: carenSchemas.via } : { unavailable: carenSchemas.unavailable },
       sources,
       crds: { installed: crds.length, converted },
