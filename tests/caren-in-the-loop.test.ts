@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { carenPreflightSkipAnnotation } from "../infra/model/caren-extensions";
-import { ciliumPreflightValuesKey, ciliumValuesConfigMapName } from "../infra/model/caren-cluster-config";
+import { ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesKey } from "../infra/model/caren-cluster-config";
 import { conditionOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiWithExtension, type CapiLoopWith, type KubeObject } from "./capi-in-the-loop";
 import { carenBinary, readCarenChart, startRealCaren, type RealCaren } from "./caren-in-the-loop";
 import { runStack } from "./fleet-run";
@@ -16,7 +16,8 @@ import { skipIfDeclared } from "./unverified";
 // webhooks), GeneratePatches into the kubeadm objects, the Cilium HelmChartProxy at a faked
 // control-plane initialization, and the Cilium upgrade preflight at an upgrade. Negative controls
 // in the same run: a credential Secret where CAREN does not look, an unreachable registry without
-// the tenant's skip, and the two design candidates the fleet did not choose
+// the tenant's skip, a values ConfigMap without `preflight-values.yaml` (an empty preflight
+// release), and the two design candidates the fleet did not choose
 // (docs/architecture.md, "Where CAREN reads the registry credentials").
 //
 // Stand-ins, as CAPI's envtest suites have them: no infrastructure or CAAPH controller and no
@@ -314,7 +315,33 @@ describe(`CAREN ${catalog.caren.chart.version} in the loop`, () => {
       report.push(`payments ${from} → ${target}: HelmChartProxy ${preflight.metadata.name!} (release ${preflightSpec.releaseName}, Cilium ${preflightSpec.version}) values: ${JSON.stringify(preflightValues)}`);
       expect(preflightValues).toMatchObject({ agent: false, operator: { enabled: false }, preflight: { enabled: true } });
       const configMap = await L().get("v1", "ConfigMap", ciliumValuesConfigMapName, payments.metadata.namespace);
-      expect(Object.keys((configMap?.data as Record<string, string> | undefined) ?? {})).toContain(ciliumPreflightValuesKey);
+      const data = (configMap?.data as Record<string, string> | undefined) ?? {};
+      expect(Object.keys(data)).toContain(ciliumPreflightValuesKey);
+
+      // Negative control: the same upgrade with a values ConfigMap that has no preflight-values.yaml
+      // (the program's earlier ConfigMap): CAREN's preflight release gets no values at all.
+      const withoutPreflight = "cilium-values-without-preflight";
+      const bareMap: KubeObject = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: withoutPreflight, namespace: payments.metadata.namespace }, data: { [ciliumValuesKey]: data[ciliumValuesKey]! } };
+      expect((await L().apply(bareMap)).status).toBeLessThan(300);
+      const bare = structuredClone(payments);
+      bare.metadata = { name: "payments-no-preflight", namespace: payments.metadata.namespace, labels: { "capi-fleet.io/tenant": "payments-no-preflight" }, annotations: { ...payments.metadata.annotations } };
+      (clusterConfigOf(bare) as { addons: { cni: { values: { sourceRef: { name: string } } } } }).addons.cni.values.sourceRef.name = withoutPreflight;
+      const bareCreated = await L().apply(bare);
+      expect(bareCreated.status, responseMessage(bareCreated)).toBeLessThan(300);
+      await reconciled(bare, "True");
+      await initialize(bare);
+      const bareUpgrade = structuredClone(bare);
+      topologyOf(bareUpgrade).version = target;
+      const bareUpgraded = await L().apply(bareUpgrade);
+      expect(bareUpgraded.status, responseMessage(bareUpgraded)).toBeLessThan(300);
+      const bareUuid = await uuidOf(bare);
+      const barePreflight = await eventually(`HelmChartProxy cilium-preflight-${bareUuid}`, reconcileTimeoutMs, async () =>
+        (await proxies(bare)).find((p) => p.metadata.name === `cilium-preflight-${bareUuid}`),
+        () => Promise.resolve(caren.logs()),
+      );
+      const bareValues = (barePreflight.spec as { valuesTemplate?: string }).valuesTemplate ?? "";
+      report.push(`negative control, values ConfigMap without ${ciliumPreflightValuesKey}: HelmChartProxy ${barePreflight.metadata.name!} has ${bareValues.length} bytes of values`);
+      expect(bareValues.trim()).toBe("");
       failed = false;
     } finally {
       if (failed && loop) report.push(loop.logs());

@@ -219,6 +219,17 @@ describe("Cilium's upgrade preflight values", () => {
     // Hubble, IPAM and the tunnel are the real release's, not the preflight's.
     expect(Object.keys(preflight).sort()).toEqual(["agent", "k8sServiceHost", "k8sServicePort", "operator", "preflight"].filter((key) => key in preflight).sort());
     expect(preflight).not.toHaveProperty("hubble");
+    // Only mappings are taken over: a string or a list where the chart expects a mapping is not spread.
+    const odd = ciliumPreflightValues({ ...tenant, cni: { ...tenant.cni, values: { image: "quay.io/cilium/cilium:v1.19.4", envoy: ["x"], preflight: null } } });
+    expect(odd.preflight).toEqual({ enabled: true, image: { useDigest: false }, envoy: { image: { useDigest: false } } });
+    // With kube-proxy disabled, the tenant's own API endpoint, else the chart's expressions.
+    const disabled = { ...tenant, kubeProxy: { mode: "disabled" as const } };
+    expect(ciliumPreflightValues({ ...disabled, cni: { ...tenant.cni, values: { k8sServiceHost: "api.internal", k8sServicePort: 6443 } } })).toMatchObject({ k8sServiceHost: "api.internal", k8sServicePort: 6443 });
+    expect(ciliumPreflightValues({ ...disabled, cni: { ...tenant.cni, values: { ipam: { mode: "kubernetes" } } } })).toMatchObject({
+      k8sServiceHost: '{{ trimPrefix .ControlPlaneEndpoint.Host "https://" }}',
+      k8sServicePort: "{{ .ControlPlaneEndpoint.Port }}",
+    });
+    expect(ciliumPreflightValues({ ...tenant, kubeProxy: { mode: "iptables" }, cni: { ...tenant.cni, kubeProxyReplacement: false } })).not.toHaveProperty("k8sServiceHost");
     // The ConfigMap carries both keys CAREN reads.
     expect(Object.keys(ciliumValuesData(tenant)!).sort()).toEqual([ciliumPreflightValuesKey, ciliumValuesKey].sort());
     expect(parse(ciliumValuesData(tenant)![ciliumPreflightValuesKey]!)).toEqual(ciliumPreflightValues(tenant));
