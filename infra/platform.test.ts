@@ -10,6 +10,7 @@ import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/fl
 import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../tests/hcloud-ccm-config";
 import { chartEnvironment, loadBalancerPlacement } from "../tests/hcloud-ccm-load-balancer";
 import { valueOf, type Registration } from "../tests/pulumi-mocks";
+import { coalesceValues } from "../tests/helm-values";
 import { fakeHcloudToken } from "../tests/stack-files";
 import { skipIfDeclared } from "../tests/unverified";
 import type { FleetOutputs } from "./fleet";
@@ -59,18 +60,6 @@ const leafPaths = (values: Values, prefix = ""): string[] =>
 const at = (values: unknown, dotted: string): unknown =>
   dotted.split(".").reduce<unknown>((node, key) => (node && typeof node === "object" ? (node as Values)[key] : undefined), values);
 
-/** Helm's coalescing of release values over the chart's (maps merge, the release wins). */
-function coalesce(defaults: Values, overrides: Values): Values {
-  const merged: Values = { ...defaults };
-  for (const [key, value] of Object.entries(overrides)) {
-    const base = merged[key];
-    merged[key] =
-      value && typeof value === "object" && !Array.isArray(value) && base && typeof base === "object" && !Array.isArray(base)
-        ? coalesce(base as Values, value as Values)
-        : value;
-  }
-  return merged;
-}
 
 /**
  * What a CAREN release's values change in the chart, as Helm sees them: the merged values must
@@ -79,7 +68,7 @@ function coalesce(defaults: Values, overrides: Values): Values {
  */
 function carenValueProblems(values: Values, chart: { defaults: Values; schema: object }): string[] {
   const validate = new Ajv2020({ strict: false, allErrors: true }).compile(chart.schema);
-  const merged = coalesce(chart.defaults, values);
+  const merged = coalesceValues(chart.defaults, values);
   const problems = validate(merged) ? [] : (validate.errors ?? []).map((error) => `${error.instancePath} ${error.message ?? ""}`);
   for (const leaf of leafPaths(values)) {
     const fallback = at(chart.defaults, leaf);

@@ -7,7 +7,7 @@ import { autoscalerAnnotations } from "../infra/model/cluster-autoscaler";
 import { platformNamespaces } from "../infra/model/platform-namespaces";
 import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
 import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
-import { dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
+import { createNamespacesOf, dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { loopTest } from "./capi-loop-test";
 import { runStack } from "./fleet-run";
 import { lostLeaves } from "./kube-apiserver";
@@ -192,9 +192,7 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
       const { registrations } = await runStack(stack);
       const ordered = dependencyOrder(registrations);
       // Namespaces the program expects to exist (created by charts, the operator, …) before anything else.
-      for (const namespace of new Set(ordered.map((r) => objectOf(r).metadata.namespace).filter((n): n is string => n !== undefined))) {
-        await L().api.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-      }
+      await createNamespacesOf(L(), ordered);
       for (const registration of ordered) {
         const object = objectOf(registration);
         const group = object.apiVersion.includes("/") ? object.apiVersion.split("/")[0]! : "";

@@ -644,6 +644,13 @@ export const isPatch = (registration: Registration) => /^kubernetes:[^:]+:\w+Pat
  */
 export const isRead = (registration: Registration) => (registration as { readId?: string }).readId !== undefined || !("apiVersion" in registration.inputs);
 
+/** Creates every namespace the registrations' objects live in (charts and the operator create them on a real cluster). */
+export async function createNamespacesOf(loop: Pick<CapiInTheLoop, "api">, registrations: Registration[]): Promise<void> {
+  for (const namespace of new Set(registrations.map((r) => objectOf(r).metadata.namespace).filter((n): n is string => n !== undefined))) {
+    await loop.api.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
+  }
+}
+
 /** The object a registration declares; an unnamed one gets a name the way the provider autonames. */
 export function objectOf(registration: Registration): KubeObject {
   const object = structuredClone(registration.inputs) as unknown as KubeObject;

@@ -3,7 +3,7 @@ import { parse as parseYaml } from "yaml";
 import { catalog } from "../infra/model/catalog";
 import { carenPreflightSkipAnnotation } from "../infra/model/caren-extensions";
 import { ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesKey } from "../infra/model/caren-cluster-config";
-import { conditionOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiWithExtension, type CapiLoopWith, type KubeObject } from "./capi-in-the-loop";
+import { conditionOf, createNamespacesOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiWithExtension, type CapiLoopWith, type KubeObject } from "./capi-in-the-loop";
 import { carenBinary, readCarenChart, startRealCaren, type RealCaren } from "./caren-in-the-loop";
 import { runStack } from "./fleet-run";
 import { skipIfDeclared } from "./unverified";
@@ -78,9 +78,8 @@ describe(`CAREN ${catalog.caren.chart.version} in the loop`, () => {
       for (const stack of stacks) {
         const { registrations } = await runStack(stack);
         const ordered = dependencyOrder(registrations);
-        for (const namespace of new Set(ordered.map((r) => objectOf(r).metadata.namespace).filter((n): n is string => n !== undefined))) {
-          await L().api.request("POST", "/api/v1/namespaces", { apiVersion: "v1", kind: "Namespace", metadata: { name: namespace } });
-        }
+        // Namespaces the program expects to exist (created by charts, the operator, …) before anything else.
+        await createNamespacesOf(L(), ordered);
         for (const registration of ordered) {
           const object = objectOf(registration);
           const patch = isPatch(registration);

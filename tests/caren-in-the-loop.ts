@@ -7,6 +7,7 @@ import { catalog } from "../infra/model/catalog";
 import { platformNamespaces } from "../infra/model/platform-namespaces";
 import type { ExtensionContext, KubeObject, LoopExtension } from "./capi-in-the-loop";
 import { carenChartDir } from "./caren-variables";
+import { coalesceValues } from "./helm-values";
 import { freePort } from "./kube-apiserver";
 import { localServerCertificate } from "./script-harness";
 import { downloadModule } from "./upstream";
@@ -57,18 +58,6 @@ export function carenBinary(env: NodeJS.ProcessEnv = process.env): { path: strin
 
 type Values = Record<string, unknown>;
 
-/** The chart's values with the fleet's on top (deep merge of mappings, as Helm merges a values file). */
-function mergeValues(base: Values, over: Values): Values {
-  const merged: Values = { ...base };
-  for (const [key, value] of Object.entries(over)) {
-    const current = merged[key];
-    merged[key] =
-      value && typeof value === "object" && !Array.isArray(value) && current && typeof current === "object" && !Array.isArray(current)
-        ? mergeValues(current as Values, value as Values)
-        : value;
-  }
-  return merged;
-}
 
 /** The chart, read through the resolver, with the few template functions its used templates need. */
 export interface CarenChart {
@@ -87,7 +76,7 @@ export function readCarenChart(namespace: string = platformNamespaces.caren): Ca
   const chart = carenChartDir();
   if ("unavailable" in chart) return chart;
   const chartYaml = parseYaml(readFileSync(path.join(chart.dir, "Chart.yaml"), "utf8")) as { name: string };
-  const values = mergeValues(parseYaml(readFileSync(path.join(chart.dir, "values.yaml"), "utf8")) as Values, { ...carenValues });
+  const values = coalesceValues(parseYaml(readFileSync(path.join(chart.dir, "values.yaml"), "utf8")) as Values, { ...carenValues });
   const name = typeof values.nameOverride === "string" && values.nameOverride ? values.nameOverride : chartYaml.name;
   const lookup = (root: unknown, dotted: string): unknown =>
     dotted

@@ -1,8 +1,8 @@
-import { mkdtempSync, readdirSync } from "node:fs";
+import { mkdtempSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/catalog";
-import { runToolchainScript, scratchDir } from "./script-harness";
+import { buildWithoutProxy, runToolchainScript, scratchDir } from "./script-harness";
 
 // scripts/flux-toolchain without building anything: its versions come from the catalog (no second
 // literal), a missing Go fails at once, and an unreachable proxy fails fast without leaving a
@@ -27,17 +27,11 @@ describe("scripts/flux-toolchain", () => {
   });
 
   it("fails fast when the Go module proxy cannot serve the module, leaving nothing that looks built", () => {
-    const cache = mkdtempSync(path.join(scratch, "cache-"));
-    const { code, output, ms } = run(["build"], {
-      GOPROXY: "off",
-      GOFLAGS: "",
-      GOMODCACHE: mkdtempSync(path.join(scratch, "gomod-")),
-      GOCACHE: mkdtempSync(path.join(scratch, "gocache-")),
-      CAPI_FLEET_CACHE: cache,
-    });
+    const { code, output, ms, doneMarkers } = buildWithoutProxy("flux-toolchain", scratch);
     expect(code).toBe(1);
     expect(output).toContain(`could not download github.com/fluxcd/source-controller@${catalog.flux.controllers.sourceController} from the Go module proxy`);
     expect(ms).toBeLessThan(30_000);
-    expect(readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((file) => file.includes(".done"))).toEqual([]);
+    expect(doneMarkers).toEqual([]);
   });
+
 });

@@ -1,5 +1,5 @@
 import { execFileSync, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll } from "vitest";
@@ -77,3 +77,20 @@ export function runToolchainScript(script: string, args: string[], env: Record<s
   });
   return { code: result.status, output: `${result.stdout}${result.stderr}`, ms: Date.now() - started };
 }
+
+/**
+ * Runs a toolchain script's `build` with the Go module proxy off and empty Go and tool caches:
+ * it must fail fast, and leave no `.done` marker that would make a later run think it built.
+ */
+export function buildWithoutProxy(script: string, scratch: string): { code: number | null; output: string; ms: number; doneMarkers: string[] } {
+  const cache = mkdtempSync(path.join(scratch, "cache-"));
+  const result = runToolchainScript(script, ["build"], {
+    GOPROXY: "off",
+    GOFLAGS: "",
+    GOMODCACHE: mkdtempSync(path.join(scratch, "gomod-")),
+    GOCACHE: mkdtempSync(path.join(scratch, "gocache-")),
+    CAPI_FLEET_CACHE: cache,
+  });
+  return { ...result, doneMarkers: readdirSync(cache, { recursive: true, encoding: "utf8" }).filter((file) => file.includes(".done")) };
+}
+
