@@ -15,8 +15,13 @@ export class DeclaredFacts {
     return resource;
   }
 
+  /** Every declared child so far (the management stack also exports them for its shard stacks). */
+  all(): pulumi.Output<DeclaredResource[]> {
+    return pulumi.all(this.entries);
+  }
+
   /** The outputs to register: `{ declared: [...] }`. */
   outputs(): Record<string, pulumi.Output<DeclaredResource[]>> {
-    return { [declaredOutputName]: pulumi.all(this.entries) };
+    return { [declaredOutputName]: this.all() };
   }
 }

@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeConfig from "@pulumi/pulumi/runtime/config";
-import { FleetConfigError, parseFleetConfig, type FleetConfig } from "./model/validate-fleet-config";
+import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, type FleetConfig, type ShardConfig, type StackConfigInput } from "./model/validate-fleet-config";
 
-export type { FleetConfig, Tenant, HetznerManagement, ExistingManagement } from "./model/validate-fleet-config";
+export type { FleetConfig, ShardConfig, Tenant, HetznerManagement, ExistingManagement } from "./model/validate-fleet-config";
 
 /**
  * `isConfigSecret` is exported by the SDK's runtime but marked internal; it is the only
@@ -17,11 +17,24 @@ const isConfigSecret = (key: string): boolean =>
  * Placeholder secrets are accepted in previews (with a warning) and refused by `up`.
  */
 export function loadFleetConfig(): FleetConfig {
+  return validated(parseFleetConfig);
+}
+
+/**
+ * The stack's role and config: a shard stack (`managementStack` set: its tenants run on another
+ * stack's management cluster) or a stack with a management cluster (and maybe tenants), as
+ * {@link loadFleetConfig}.
+ */
+export function loadStackConfig(): { role: "shard"; config: ShardConfig } | { role: "fleet"; config: FleetConfig } {
+  return configKeys.managementStack in pulumi.runtime.allConfig() ? { role: "shard", config: validated(parseShardConfig) } : { role: "fleet", config: loadFleetConfig() };
+}
+
+function validated<C extends { stack: string; warnings: readonly { path: string; message: string }[]; placeholderSecrets: readonly string[] }>(parse: (input: StackConfigInput) => C): C {
   const values = pulumi.runtime.allConfig();
   const secretKeys = new Set(Object.keys(values).filter((key) => isConfigSecret(key)));
-  let config: FleetConfig;
+  let config: C;
   try {
-    config = parseFleetConfig({
+    config = parse({
       stack: pulumi.getStack(),
       values,
       secretKeys,

@@ -87,14 +87,15 @@ export async function readDeployedTenantVersions(): Promise<Map<string, string>>
  * `management.serverType` other than the one the servers run (`deployedServerTypes`).
  */
 export function planTenantUpgradesOrStop(
-  config: FleetConfig,
+  /** A shard stack's config has no management cluster: only its tenants are planned. */
+  config: Pick<FleetConfig, "stack" | "tenants"> & { management?: FleetConfig["management"] },
   deployed: ReadonlyMap<string, string>,
   deployedImmutables: ReadonlyMap<string, TenantImmutables> = new Map(),
   deployedK3sVersion?: string,
   deployedServerTypes?: ReadonlyMap<string, string>,
 ): TenantUpgrade[] {
   const problems: ConfigProblem[] = [...immutableChanges(config.tenants, deployedImmutables)];
-  if (config.management.mode === "hetzner") {
+  if (config.management?.mode === "hetzner") {
     const k3sProblem = k3sUpgradeProblem(deployedK3sVersion, config.management.k3sVersion);
     if (k3sProblem) problems.push({ path: "management.k3sVersion", message: k3sProblem });
     const serverTypeProblem = serverTypeChangeProblem(deployedServerTypes, config.management.serverType);

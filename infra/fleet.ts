@@ -12,6 +12,7 @@ import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
 import { apiVersions } from "./model/cluster-api-kinds";
 import { networkZoneOf } from "./model/fleet-config";
+import type { FleetPlatform } from "./model/shards";
 import { tenantSshKeyWarning } from "./model/tenant-firewall";
 import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
@@ -53,6 +54,8 @@ export interface FleetOutputs {
   managementK3sVersion: pulumi.Output<string | undefined>;
   /** `hetzner` mode: the system-upgrade-controller and the servers' Plan. */
   k3sUpgrades: K3sUpgrades | undefined;
+  /** What shard stacks read from this stack (infra/shard.ts): settings their tenants share and the platform's declared facts. */
+  fleetPlatform: pulumi.Output<FleetPlatform>;
 }
 
 /**
@@ -64,7 +67,14 @@ export interface FleetOutputs {
  * in the cluster goes through the management cluster's one Kubernetes provider, so CRDs
  * (from charts) and their custom resources share its CRD cache.
  */
-export function createFleet(config: FleetConfig, fleetName: string, upgrades: readonly TenantUpgrade[], deployedK3sVersion?: string): FleetOutputs {
+export function createFleet(
+  config: FleetConfig,
+  fleetName: string,
+  upgrades: readonly TenantUpgrade[],
+  deployedK3sVersion?: string,
+  /** A management stack with shards: the shards' tenant versions, for the pack's fleet-wide rules. */
+  peerTenantVersions?: Record<string, string>,
+): FleetOutputs {
   const management = config.management;
   const hcloudProvider =
     management.mode === "hetzner"
@@ -109,10 +119,22 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     config.tenants.map((tenant, index) => {
       const warning = tenantSshKeyWarning(tenant, index);
       if (warning) void pulumi.log.warn(warning);
-      return [tenant.name, createTenant(tenant, cluster, platform, clusterClass, management.deletionProtection, adminCidrs)];
+      return [
+        tenant.name,
+        createTenant(tenant, {
+          provider: cluster.provider,
+          managementKubeconfig: cluster.kubeconfig,
+          clusterClass: clusterClass.clusterClass,
+          carenReady: platform.caren.ready,
+          fluxInstance: platform.flux.instance,
+          dependsOn: [clusterClass],
+          deletionProtection: management.deletionProtection,
+          adminCidrs,
+        }),
+      ];
     }),
   );
-  new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion });
+  new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion, ...(peerTenantVersions ? { peerTenantVersions } : {}) });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
     managementCluster: cluster,
@@ -136,18 +158,31 @@ export function createFleet(config: FleetConfig, fleetName: string, upgrades: re
     tenantImmutables: pulumi.output(tenantImmutablesOutput(config.tenants)),
     managementK3sVersion: pulumi.output(management.mode === "hetzner" ? management.k3sVersion : undefined),
     k3sUpgrades,
+    fleetPlatform: pulumi.all([platform.clusterApi.declared, platform.caren.declared, clusterClass.declared]).apply(([clusterApi, caren, classes]) => ({
+      fleetName,
+      deletionProtection: management.deletionProtection,
+      adminCidrs: [...adminCidrs],
+      gitops: config.gitops !== undefined,
+      declared: [...clusterApi, ...caren, ...classes],
+    })),
   };
 }
 
+/** What a tenant is built on: the management cluster's provider and kubeconfig, the class, CAREN's gate and Flux. */
+export interface TenantContext {
+  provider: pulumi.ProviderResource;
+  managementKubeconfig: pulumi.Input<string>;
+  clusterClass: pulumi.Resource;
+  carenReady: pulumi.Resource;
+  fluxInstance: pulumi.Resource | undefined;
+  /** What the tenant component waits for (the class; in a shard stack, its ManagementReference). */
+  dependsOn: pulumi.Resource[];
+  deletionProtection: boolean;
+  adminCidrs: readonly string[];
+}
+
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
-function createTenant(
-  tenant: Tenant,
-  cluster: ManagementCluster,
-  platform: Platform,
-  clusterClass: HetznerClusterClass,
-  deletionProtection: boolean,
-  adminCidrs: readonly string[],
-): TenantCluster {
+export function createTenant(tenant: Tenant, context: TenantContext): TenantCluster {
   const { hcloudToken, registryCredentials, ...settings } = tenant;
   return new TenantCluster(
     `tenant-${tenant.name}`,
@@ -160,16 +195,16 @@ function createTenant(
           { username: pulumi.secret(username.reveal()), password: pulumi.secret(password.reveal()), ...(caCrt ? { caCrt: pulumi.secret(caCrt.reveal()) } : {}) },
         ]),
       ),
-      clusterClass: clusterClass.clusterClass,
-      carenReady: platform.caren.ready,
-      managementKubeconfig: cluster.kubeconfig,
+      clusterClass: context.clusterClass,
+      carenReady: context.carenReady,
+      managementKubeconfig: context.managementKubeconfig,
       // SSH on the tenant's servers: the management cluster's admin networks (none in existing mode).
-      adminCidrs,
-      fluxInstance: platform.flux.instance,
+      adminCidrs: context.adminCidrs,
+      ...(context.fluxInstance ? { fluxInstance: context.fluxInstance } : {}),
     },
     // Protected tenants (inherited by every child): removing or renaming one fails at its
     // first delete, before the load-balancer drain or anything else of it runs.
-    { providers: [cluster.provider], dependsOn: [clusterClass], protect: deletionProtection },
+    { providers: [context.provider], dependsOn: context.dependsOn, protect: context.deletionProtection },
   );
 }
 

@@ -1,8 +1,8 @@
 // Composition root of the capi-fleet Pulumi program: validate the whole stack config
 // and the tenants' upgrade paths first (nothing is registered when either is wrong),
-// then build the fleet.
+// then build the fleet, or, in a shard stack, its tenants on the management stack's cluster.
 import * as pulumi from "@pulumi/pulumi";
-import { loadFleetConfig } from "./config";
+import { loadStackConfig, type FleetConfig, type ShardConfig } from "./config";
 import {
   managementK3sVersionOutputName,
   managementServerTypesOutputName,
@@ -13,12 +13,30 @@ import {
 } from "./deployed-state";
 import { createFleet } from "./fleet";
 import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/etcd-snapshots";
+import { fleetPlatformOutputName, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/shards";
+import { FleetConfigError } from "./model/validate-fleet-config";
+import { createShard, readManagementStack } from "./shard";
+import { readShardTenants } from "./shard-tenants";
 
 export = async () => {
-  const config = loadFleetConfig();
+  const stack = loadStackConfig();
+  return stack.role === "shard" ? shard(stack.config) : fleet(stack.config);
+};
+
+const qualified = (name: string): string => qualifiedStackName(name, pulumi.getOrganization(), pulumi.getProject());
+
+async function fleet(config: FleetConfig) {
   const deployed = await readDeployedState();
   const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables, deployed.managementK3sVersion, deployed.managementServerTypes);
-  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion);
+  // A management stack with shards: the whole fleet's tenants, from each shard's last outputs.
+  const self = qualified(config.stack);
+  const fleetTenants = config.shards.length > 0 ? await readShardTenants(self, config, config.shards.map(qualified)) : undefined;
+  if (fleetTenants) {
+    const problems = ownershipProblems(self, config.tenants, new Map(Object.entries(fleetTenants)));
+    if (problems.length > 0) throw new pulumi.RunError(new FleetConfigError(config.stack, problems).message);
+  }
+  const peers = fleetTenants ? peerTenantVersions(self, new Map(Object.entries(fleetTenants))) : undefined;
+  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion, peers);
   const management = config.management;
   const drift = etcdSnapshotDropinDrift(
     deployed.etcdSnapshotConfig,
@@ -40,5 +58,15 @@ export = async () => {
     [managementK3sVersionOutputName]: outputs.managementK3sVersion,
     [managementServerTypesOutputName]: outputs.managementCluster.serverTypes,
     tenantKubeconfigs: outputs.tenantKubeconfigs,
+    // Only a management stack with shards publishes what they read (the small case stays as it was).
+    ...(fleetTenants ? { [fleetPlatformOutputName]: outputs.fleetPlatform, [fleetTenantsOutputName]: fleetTenants } : {}),
   };
-};
+}
+
+async function shard(config: ShardConfig) {
+  const deployed = await readDeployedState();
+  const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables);
+  const self = qualified(config.stack);
+  const management = await readManagementStack(config.stack, qualified(config.managementStack));
+  return createShard(config, self, management, upgrades).outputs;
+}

@@ -6,6 +6,7 @@ import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, he
 import { catalog, type HelmChartPin } from "../../infra/model/catalog";
 import { apiVersions } from "../../infra/model/cluster-api-kinds";
 import { platformNamespaces } from "../../infra/model/platform-namespaces";
+import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -78,6 +79,8 @@ export class Caren extends pulumi.ComponentResource {
   public readonly version: pulumi.Output<string>;
   /** The resource that completes once CAPI has discovered the handlers; depend on it. */
   public readonly ready: pulumi.Resource;
+  /** What it declared for the policy pack (its `declared` output). */
+  public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: CarenArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:platform:Caren", name, args, opts);
@@ -111,6 +114,7 @@ export class Caren extends pulumi.ComponentResource {
 
     this.extensionConfigName = pulumi.output(this.extensionNames.extensionConfig);
     this.version = pulumi.output(pin.version);
+    this.declared = facts.all();
     this.registerOutputs({ extensionConfigName: this.extensionConfigName, version: this.version, ...facts.outputs() });
   }
 }

@@ -13,6 +13,7 @@ import {
   type ClusterApiProviderSpec,
 } from "../../infra/model/cluster-api-providers";
 import { platformNamespaces } from "../../infra/model/platform-namespaces";
+import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -53,6 +54,8 @@ export class ClusterApi extends pulumi.ComponentResource {
   public readonly providers: Readonly<Record<ClusterApiProviderSpec["kind"], k8s.apiextensions.CustomResource>>;
   /** Installed CAPI core version. */
   public readonly version: pulumi.Output<string>;
+  /** What it declared for the policy pack (its `declared` output). */
+  public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: ClusterApiArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs: never the token.
@@ -156,6 +159,7 @@ export class ClusterApi extends pulumi.ComponentResource {
     }
     this.providers = providers;
     this.version = pulumi.output(core.version);
+    this.declared = facts.all();
     this.registerOutputs({ version: this.version, ...facts.outputs() });
   }
 }

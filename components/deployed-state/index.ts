@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { deployedManagementK3sVersionOutputName, deployedStateType, deployedVersionsOutputName } from "../../infra/model/policy-facts";
+import { peerTenantVersionsOutputName } from "../../infra/model/shards";
 import type { TenantUpgrade } from "../../infra/model/tenant-upgrades";
 
 /** Arguments of {@link DeployedState}. */
@@ -8,6 +9,8 @@ export interface DeployedStateArgs {
   upgrades: readonly TenantUpgrade[];
   /** The k3s release the management servers' Plan was set to by the last update (undefined: none yet, or `existing` mode). */
   managementK3sVersion?: string;
+  /** A management stack with shards: the versions of the shards' tenants after their last update. */
+  peerTenantVersions?: Record<string, string>;
 }
 
 /**
@@ -22,6 +25,7 @@ export class DeployedState extends pulumi.ComponentResource {
     this.registerOutputs({
       [deployedVersionsOutputName]: versions,
       ...(args.managementK3sVersion === undefined ? {} : { [deployedManagementK3sVersionOutputName]: args.managementK3sVersion }),
+      ...(args.peerTenantVersions === undefined ? {} : { [peerTenantVersionsOutputName]: args.peerTenantVersions }),
     });
   }
 }

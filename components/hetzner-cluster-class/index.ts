@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CarenExtensionNames } from "../../infra/model/caren-extensions";
 import type { Manifest } from "../../infra/model/cluster-api-kinds";
 import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
+import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -26,6 +27,8 @@ export class HetznerClusterClass extends pulumi.ComponentResource {
   public readonly clusterClass: k8s.apiextensions.CustomResource;
   /** `topology.classRef` for Clusters of this class. */
   public readonly classRef: { name: string; namespace: string };
+  /** What it declared for the policy pack (its `declared` output). */
+  public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: HetznerClusterClassArgs, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:tenants:HetznerClusterClass", name, {}, opts);
@@ -59,6 +62,7 @@ export class HetznerClusterClass extends pulumi.ComponentResource {
     this.classRef = { name: clusterClassName, namespace: clusterClassNamespace };
     const facts = new DeclaredFacts();
     facts.add(this.clusterClass, clusterClassInputs);
+    this.declared = facts.all();
     this.registerOutputs(facts.outputs());
   }
 }

@@ -19,6 +19,7 @@ import { kubeProxyModeOf, registryCredentialNames } from "./caren-cluster-config
 import { kubeconfigServer } from "./kubeconfig";
 import { reservedNamespaces } from "./platform-namespaces";
 import { SecretValue } from "./secret";
+import { stackNamePattern, tenantCountVerdict } from "./shards";
 import { tenantNameLabelProblem } from "./tenant-firewall";
 import { closestMatch, formatValue } from "./text";
 
@@ -30,6 +31,10 @@ export const configKeys = {
   management: `${projectName}:management`,
   tenants: `${projectName}:tenants`,
   gitops: `${projectName}:gitops`,
+  /** A management stack's shard stacks, whose tenants it lists in its `fleetTenants` output (docs/architecture.md, *Scaling out*). */
+  shards: `${projectName}:shards`,
+  /** Makes the stack a shard: the management stack whose cluster and platform its tenants use (instead of `management`). */
+  managementStack: `${projectName}:managementStack`,
   /** Secret mapping tenant name → hcloud API token of that tenant's Hetzner project. */
   tenantHcloudTokens: `${projectName}:tenantHcloudTokens`,
   /** Secret kubeconfig of the management cluster in `existing` mode. */
@@ -137,6 +142,8 @@ export interface FleetConfig {
   readonly management: HetznerManagement | ExistingManagement;
   readonly tenants: readonly Tenant[];
   readonly gitops: GitOpsSettings | undefined;
+  /** Shard stacks whose tenants share this management cluster (`shards`); empty for a fleet in one stack. */
+  readonly shards: readonly string[];
   /** GitHub token for cluster-api-operator's release downloads (`githubToken`), when set. */
   readonly githubToken: SecretValue | undefined;
   /** Keys that still hold committed placeholder secrets (only possible in previews). */
@@ -150,6 +157,11 @@ export interface FleetConfig {
  * naming every bad key path, the value (never a secret's) and what is allowed.
  */
 export function parseFleetConfig(input: StackConfigInput): FleetConfig {
+  if (input.values[configKeys.managementStack] !== undefined) {
+    throw new FleetConfigError(input.stack, [
+      { path: "managementStack", message: "makes this a shard stack, which parseShardConfig reads; parseFleetConfig reads a stack with a management cluster" },
+    ]);
+  }
   const problems: ConfigProblem[] = [...unknownKeyProblems(input.values)];
   const raw = {
     management: decode(input.values[configKeys.management]),
@@ -167,7 +179,10 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   }
 
   const settings = parsed.data;
+  const shards = readShards(input.values[configKeys.shards], problems);
   problems.push(...managementProblems(settings), ...tenantProblems(settings));
+  const count = tenantCountVerdict(settings.tenants.length);
+  if (count.level === "error") problems.push({ path: "tenants", message: count.message });
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
   const registryCredentials = secrets.registryCredentials(settings.tenants);
@@ -192,9 +207,109 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     management,
     tenants,
     gitops: settings.gitops,
+    shards,
     githubToken,
     placeholderSecrets: secrets.placeholders,
-    warnings: hcloudNameWarnings(settings),
+    warnings: [...hcloudNameWarnings(settings), ...(count.level === "warning" ? [{ path: "tenants", message: count.message }] : [])],
+  };
+}
+
+/** `shards`: a list of distinct stack names (`stack`, `project/stack` or `organization/project/stack`). */
+function readShards(value: string | undefined, problems: ConfigProblem[]): string[] {
+  const raw = decode(value);
+  if (raw === undefined) return [];
+  if (!Array.isArray(raw)) {
+    problems.push({ path: "shards", message: `expected a list of stack names, got ${formatValue(raw)}` });
+    return [];
+  }
+  const shards: string[] = [];
+  raw.forEach((entry, index) => {
+    if (typeof entry !== "string" || !stackNamePattern.test(entry)) {
+      problems.push({ path: `shards[${index}]`, message: `${formatValue(entry)} is not a stack name; allowed: stack, project/stack or organization/project/stack` });
+    } else if (shards.includes(entry)) {
+      problems.push({ path: `shards[${index}]`, message: `${formatValue(entry)} is listed twice` });
+    } else {
+      shards.push(entry);
+    }
+  });
+  return shards;
+}
+
+/** A shard stack's validated config: its tenants, and the management stack they run on. */
+export interface ShardConfig {
+  readonly stack: string;
+  /** `managementStack` as written (the program qualifies it with its organization and project). */
+  readonly managementStack: string;
+  readonly tenants: readonly Tenant[];
+  readonly placeholderSecrets: readonly string[];
+  readonly warnings: readonly ConfigProblem[];
+}
+
+/** The keys a shard stack may set: its tenants and their secrets, and its management stack. */
+const shardKeys: readonly string[] = [configKeys.managementStack, configKeys.tenants, configKeys.tenantHcloudTokens, configKeys.tenantRegistryCredentials];
+
+/**
+ * Validates a shard stack's config (`managementStack` set): the tenants as in any stack, and
+ * nothing of the management cluster, its platform or its shards, which the management stack owns.
+ * What depends on the management stack (gitops for `apps`, tenants of other stacks) is checked by
+ * the program once it has read that stack's outputs (infra/shard.ts).
+ */
+export function parseShardConfig(input: StackConfigInput): ShardConfig {
+  const problems: ConfigProblem[] = [...unknownKeyProblems(input.values)];
+  const owner: Record<string, string> = {
+    [configKeys.management]: "the management stack's",
+    [configKeys.gitops]: "the management stack's (Flux runs on the management cluster)",
+    [configKeys.shards]: "the management stack's (it lists its shards)",
+    [configKeys.hcloudToken]: "the management stack's",
+    [configKeys.managementKubeconfig]: "read from the management stack's outputs",
+    [configKeys.githubToken]: "the management stack's (cluster-api-operator runs there)",
+    [configKeys.etcdS3Credentials]: "the management stack's",
+  };
+  for (const key of Object.keys(input.values).filter((candidate) => owner[candidate] !== undefined && !shardKeys.includes(candidate))) {
+    const display = key.startsWith(`${projectName}:`) ? key.slice(projectName.length + 1) : key;
+    problems.push({ path: display, message: `is not allowed in a shard stack (managementStack is set): it is ${owner[key] ?? ""} setting; remove it: pulumi config rm ${display}` });
+  }
+  const managementStack = input.values[configKeys.managementStack] ?? "";
+  if (!stackNamePattern.test(managementStack)) {
+    problems.push({ path: "managementStack", message: `${formatValue(managementStack)} is not a stack name; allowed: stack, project/stack or organization/project/stack` });
+  } else if (managementStack.split("/").pop() === input.stack && !managementStack.includes("/")) {
+    problems.push({ path: "managementStack", message: `${formatValue(managementStack)} names this stack itself; name the stack that holds the management cluster` });
+  }
+  const rawTenants = decode(input.values[configKeys.tenants]);
+  const parsed = fleetConfigSchema.shape.tenants.safeParse(rawTenants ?? [], { reportInput: true });
+  if (!parsed.success) {
+    problems.push(...parsed.error.issues.flatMap((issue) => schemaIssueProblems({ ...issue, path: ["tenants", ...issue.path] })));
+  }
+  const secrets = new SecretReader(input, problems);
+  if (!parsed.success) {
+    secrets.checkStoredAsSecrets();
+    throw new FleetConfigError(input.stack, problems);
+  }
+  const settings = { tenants: parsed.data, gitops: undefined };
+  if (settings.tenants.length === 0) {
+    problems.push({ path: "tenants", message: "a shard stack needs at least one tenant (is required: the tenants are what a shard is for)" });
+  }
+  problems.push(...tenantProblems(settings, { gitopsFromManagementStack: true }));
+  const count = tenantCountVerdict(settings.tenants.length);
+  if (count.level === "error") problems.push({ path: "tenants", message: count.message });
+  const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
+  const registryCredentials = secrets.registryCredentials(settings.tenants);
+  secrets.checkStoredAsSecrets();
+  const tenants = settings.tenants.flatMap((tenant) => {
+    const hcloudToken = tokens.get(tenant.name);
+    return hcloudToken
+      ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
+      : [];
+  });
+  if (problems.length > 0 || tenants.length !== settings.tenants.length) {
+    throw new FleetConfigError(input.stack, problems);
+  }
+  return {
+    stack: input.stack,
+    managementStack,
+    tenants,
+    placeholderSecrets: secrets.placeholders,
+    warnings: [...tenantNameWarnings(settings.tenants), ...(count.level === "warning" ? [{ path: "tenants", message: count.message }] : [])],
   };
 }
 
@@ -614,7 +729,7 @@ interface NamedCidr {
   readonly cidr: Cidr;
 }
 
-function tenantProblems(settings: FleetSettings): ConfigProblem[] {
+function tenantProblems(settings: Pick<FleetSettings, "tenants" | "gitops">, options: { gitopsFromManagementStack?: boolean } = {}): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const firstTenantWith = new Map<string, number>();
   const firstTenantInNamespace = new Map<string, number>();
@@ -676,7 +791,7 @@ function tenantProblems(settings: FleetSettings): ConfigProblem[] {
         message: `${formatValue(subnet)} is not inside ${at}.network.nodesCidr ${nodes.cidr.text}`,
       });
     }
-    if (tenant.apps && !settings.gitops) {
+    if (tenant.apps && !settings.gitops && !options.gitopsFromManagementStack) {
       problems.push({
         path: `${at}.apps`,
         message: "needs the top-level gitops setting (Flux syncs the apps from the fleet repository); set gitops.url or remove apps",
@@ -935,7 +1050,31 @@ function hcloudNameWarnings(settings: FleetSettings): ConfigProblem[] {
     serverType("management.serverType", management.serverType);
     image("management.image", management.image);
   }
-  settings.tenants.forEach((tenant, index) => {
+  return [...warnings, ...tenantNameWarnings(settings.tenants)];
+}
+
+/** {@link hcloudNameWarnings} for the tenants' server types and images. */
+function tenantNameWarnings(tenants: FleetSettings["tenants"]): ConfigProblem[] {
+  const warnings: ConfigProblem[] = [];
+  const serverTypes: readonly string[] = catalog.hcloud.serverTypes;
+  const images: readonly string[] = catalog.hcloud.systemImages;
+  const serverType = (path: string, value: string) => {
+    if (!serverTypes.includes(value)) {
+      warnings.push({
+        path,
+        message: `${formatValue(value)} is not an hcloud server type this release knows (catalog.ts hcloud.serverTypes); Hetzner's API decides: check \`hcloud server-type list\` and that it is offered in the location`,
+      });
+    }
+  };
+  const image = (path: string, value: string) => {
+    if (!images.includes(value)) {
+      warnings.push({
+        path,
+        message: `${formatValue(value)} is not a system image this release knows (${images.join(", ")}); fine if it names your own snapshot or image label, otherwise servers will not be created`,
+      });
+    }
+  };
+  tenants.forEach((tenant, index) => {
     const at = `tenants[${index}]`;
     serverType(`${at}.controlPlane.machineType`, tenant.controlPlane.machineType);
     image(`${at}.image`, tenant.image);

@@ -11,6 +11,7 @@ import {
   k3sTargetOutputName,
   k3sUpgradesType,
 } from "../../infra/model/policy-facts";
+import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/shards";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
 
 /**
@@ -213,13 +214,59 @@ export function isFleetComponent(resource: Pick<PolicyResource, "type">): boolea
   return resource.type.startsWith(fleetComponentPrefix);
 }
 
+/** Resources a shard stack's view imports from its management stack (see {@link declaredView}). */
+const importedResources = new WeakSet<PolicyResource>();
+
+/**
+ * True for a resource of the management stack that a shard stack's view imports: the management
+ * stack judges it itself, so rules about the platform alone leave it to that stack.
+ */
+export function isImported(resource: PolicyResource): boolean {
+  return importedResources.has(resource);
+}
+
+/**
+ * The `type` of a URN (`urn:pulumi:<stack>::<project>::<parent types$>type::<name>`) and its name.
+ */
+function typeAndNameOf(urn: string): { type: string; name: string } {
+  const [, , qualifiedType = "", ...name] = urn.split("::");
+  return { type: qualifiedType.split("$").pop() ?? "", name: name.join("::") };
+}
+
+/**
+ * A shard stack's ManagementReference imports what the management stack's components declared
+ * (its ClusterClass, provider CRs, CAREN's release and readiness gate) as resources of their
+ * own, and every child of the reference (the shard's marker, which its tenants depend on)
+ * depends on them: the shard's stack rules see the platform as if it were in the stack.
+ */
+function importedFrom(reference: PolicyResource): PolicyResource[] {
+  const entries: unknown = reference.props[importedOutputName];
+  return (Array.isArray(entries) ? entries.map(record) : []).flatMap((entry) => {
+    if (typeof entry.urn !== "string") return [];
+    const resource: PolicyResource = {
+      ...typeAndNameOf(entry.urn),
+      urn: entry.urn,
+      props: record(entry.props),
+      opts: { protect: false, ignoreChanges: [], aliases: [], customTimeouts: { createSeconds: 0, updateSeconds: 0, deleteSeconds: 0 }, additionalSecretOutputs: [] },
+      dependencies: [],
+      propertyDependencies: {},
+      // The rules match on type tokens, never on SDK classes (as policies/testing/harness.ts).
+      isType: () => false,
+      asType: () => undefined,
+    };
+    importedResources.add(resource);
+    return [resource];
+  });
+}
+
 /**
  * The resources as stack rules must see them: each resource's props are what its component
  * declared for it (the component's `declared` output), `{}` for anything no component
  * declared, and the fleet's components keep their outputs. A custom resource's own outputs
  * are never read: they are empty on a fresh stack's preview (its provider is unknown) and the
  * live object after `up`, so reading them would make a verdict depend on the kind of run
- * (infra/model/policy-facts.ts). Dependencies and parents point into the same view.
+ * (infra/model/policy-facts.ts). Dependencies and parents point into the same view. In a shard
+ * stack, the management stack's platform is imported (see {@link importedFrom}).
  */
 export function declaredView(resources: readonly PolicyResource[]): PolicyResource[] {
   const declared = new Map<string, Props>();
@@ -241,7 +288,29 @@ export function declaredView(resources: readonly PolicyResource[]): PolicyResour
     view.dependencies = view.dependencies.map(viewOf);
     if (view.parent) view.parent = viewOf(view.parent);
   }
-  return [...views.values()];
+  const imported: PolicyResource[] = [];
+  // Only shard stacks register one (tests/policy-pack.test.ts checks resourceTypes against prod).
+  for (const reference of ofType([...views.values()], managementReferenceType)) {
+    const platform = importedFrom(reference);
+    imported.push(...platform.filter((resource) => !views.has(resource.urn)));
+    for (const view of views.values()) {
+      if (view.parent?.urn === reference.urn) view.dependencies = [...view.dependencies, ...platform];
+    }
+  }
+  return [...views.values(), ...imported];
+}
+
+/**
+ * The Kubernetes versions of tenants other stacks of the fleet declare, as they ran after those
+ * stacks' last update (a fleet component's `peerTenantVersions` output: the ManagementReference
+ * of a shard stack, the DeployedState of a management stack with shards). Empty in a fleet of one stack.
+ */
+export function peerTenantVersions(resources: readonly PolicyResource[]): ReadonlyMap<string, string> {
+  const peers = new Map<string, string>();
+  for (const component of resources.filter(isFleetComponent)) {
+    for (const [tenant, version] of Object.entries(stringRecord(component.props[peerTenantVersionsOutputName]))) peers.set(tenant, version);
+  }
+  return peers;
 }
 
 /** The tenant name a Cluster belongs to (its tenant label, else its name): the key of `tenantVersions`. */

@@ -2,7 +2,7 @@ import { catalog } from "../../infra/model/catalog";
 import { clusterApiCreatesKubeletApiAdmin, needsKubeletApiAdmin } from "../../infra/model/compatibility";
 import { parseKubernetesVersion } from "../../infra/model/kubernetes-version";
 import { stackRule } from "../lib/define";
-import { clustersIn, clusterClassView, installedVersions, ofType, resourceTypes } from "../lib/fleet-resources";
+import { clustersIn, clusterClassView, installedVersions, isImported, ofType, resourceTypes } from "../lib/fleet-resources";
 
 const minimums = Object.entries(catalog.kubeletApiAdminRule.minimumClusterApi).map(([line, version]) => `${version} (${line} line)`).join(", ");
 const lastPatches = Object.entries(catalog.kubeletApiAdminRule.lastPatchWithout).map(([minor, patch]) => `${minor}.${patch}`).join(" / ");
@@ -28,7 +28,8 @@ export const kubeletApiAdminPatches = stackRule({
         report(`${cluster.description}: Kubernetes ${cluster.version} needs the ClusterRole system:kubelet-api-admin, which Cluster API ${clusterApi} does not create; needs ≥ ${minimums}.`, resource.urn);
       }
     }
-    for (const resource of ofType(resources, resourceTypes.clusterClass)) {
+    // A shard stack's imported ClusterClass is judged by the management stack that declares it.
+    for (const resource of ofType(resources, resourceTypes.clusterClass).filter((candidate) => !isImported(candidate))) {
       const clusterClass = clusterClassView(resource.props);
       const listed = clusterClass.kubernetesVersions.filter(needing);
       if (listed.length > 0) {

@@ -1,7 +1,7 @@
 import semver from "semver";
 import { catalog } from "../../infra/model/catalog";
 import { stackRule } from "../lib/define";
-import { installedVersions } from "../lib/fleet-resources";
+import { installedVersions, isImported } from "../lib/fleet-resources";
 
 /** A release as semver; `coerce` because chart and provider versions may carry a leading v. */
 const release = (version: string): semver.SemVer | null => semver.coerce(version);
@@ -17,7 +17,8 @@ export const providerContracts = stackRule({
   enforcementLevel: "mandatory",
   remediationSteps: "Change clusterApi, caph and caren together in infra/model/catalog.ts so their contracts match.",
   validate: (resources, _config, report) => {
-    const { clusterApi, caph, caren } = installedVersions(resources);
+    // A shard stack's imported platform is judged by the management stack that installs it.
+    const { clusterApi, caph, caren } = installedVersions(resources.filter((resource) => !isImported(resource)));
     const capi = clusterApi === undefined ? null : release(clusterApi);
     if (!capi) return; // no CAPI in this stack: nothing to be compatible with
     const caphRelease = caph === undefined ? null : release(caph);

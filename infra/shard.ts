@@ -1,0 +1,121 @@
+// A shard stack (`managementStack` set): tenants only, on the management cluster and platform of
+// another stack, read from that stack's outputs through a StackReference (docs/architecture.md,
+// *Scaling out: shard stacks*).
+import * as k8s from "@pulumi/kubernetes";
+import * as pulumi from "@pulumi/pulumi";
+import { DeployedState } from "../components/deployed-state";
+import { ManagementReference } from "../components/management-reference";
+import type { TenantCluster } from "../components/tenant-cluster";
+import type { ShardConfig } from "./config";
+import { createTenant } from "./fleet";
+import { fleetPlatformFrom, fleetPlatformOutputName, fleetTenantsFrom, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/shards";
+import { tenantSshKeyWarning } from "./model/tenant-firewall";
+import { tenantImmutablesOutput } from "./model/tenant-immutables";
+import { tenantVersionsOutput, type TenantUpgrade } from "./model/tenant-upgrades";
+import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
+
+/** The management stack's output with its admin kubeconfig (secret). */
+export const managementKubeconfigOutputName = "managementKubeconfig";
+
+/** What a shard reads from its management stack. */
+export interface ManagementStack {
+  readonly name: string;
+  readonly kubeconfig: pulumi.Output<string>;
+  readonly platform: FleetPlatform;
+  readonly fleetTenants: ReadonlyMap<string, FleetTenant>;
+}
+
+/**
+ * Reads the management stack's last outputs (offline: from the backend). Stops the program,
+ * naming `managementStack`, when the stack cannot be read or has not published `fleetPlatform`
+ * (it was never updated with a release that supports shards).
+ */
+export async function readManagementStack(stack: string, name: string): Promise<ManagementStack> {
+  let platformValue: unknown;
+  let tenantsValue: unknown;
+  let reference: pulumi.StackReference;
+  try {
+    reference = new pulumi.StackReference("management-stack", { name });
+    platformValue = (await reference.getOutputDetails(fleetPlatformOutputName)).value;
+    tenantsValue = (await reference.getOutputDetails(fleetTenantsOutputName)).value;
+  } catch (error) {
+    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: "managementStack", message: `cannot read stack ${name}: ${String(error)}` }]).message);
+  }
+  const platform = fleetPlatformFrom(platformValue);
+  if ("problem" in platform) {
+    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: "managementStack", message: `stack ${name}: ${platform.problem}` }]).message);
+  }
+  return {
+    name,
+    kubeconfig: pulumi.secret(reference.requireOutput(managementKubeconfigOutputName).apply((value) => String(value))),
+    platform: platform.platform,
+    fleetTenants: fleetTenantsFrom(tenantsValue),
+  };
+}
+
+/** Problems of a shard's tenants against its management stack (gitops for `apps`, tenants of other stacks). */
+export function shardProblems(config: ShardConfig, self: string, management: Pick<ManagementStack, "name" | "platform" | "fleetTenants">): ConfigProblem[] {
+  const problems: ConfigProblem[] = [];
+  config.tenants.forEach((tenant, index) => {
+    if (tenant.apps && !management.platform.gitops) {
+      problems.push({ path: `tenants[${index}].apps`, message: `needs gitops in the management stack ${management.name} (Flux syncs the apps from the fleet repository); set gitops there or remove apps` });
+    }
+  });
+  return [...problems, ...ownershipProblems(self, config.tenants, management.fleetTenants)];
+}
+
+/** What a shard stack exports. */
+export interface ShardOutputs {
+  tenants: ReadonlyMap<string, TenantCluster>;
+  outputs: Record<string, pulumi.Output<unknown>>;
+}
+
+/**
+ * Builds a shard: a Kubernetes provider for the management cluster (its kubeconfig from the
+ * management stack), the ManagementReference its tenants wait for, the tenants as in a whole
+ * fleet, and the DeployedState the pack reads. `self` is this stack's qualified name.
+ */
+export function createShard(config: ShardConfig, self: string, management: ManagementStack, upgrades: readonly TenantUpgrade[]): ShardOutputs {
+  const problems = shardProblems(config, self, management);
+  if (problems.length > 0) throw new pulumi.RunError(new FleetConfigError(config.stack, problems).message);
+  const platform = management.platform;
+  // The same cluster identifier as the management stack's provider (components/management-cluster).
+  const provider = new k8s.Provider("management-k8s", { kubeconfig: management.kubeconfig, clusterIdentifier: `${platform.fleetName}-management` });
+  const reference = new ManagementReference(
+    "management",
+    { managementStack: management.name, shardStack: self, platform, peerTenantVersions: peerTenantVersions(self, management.fleetTenants), tenants: config.tenants },
+    { providers: [provider] },
+  );
+  const tenants = new Map(
+    config.tenants.map((tenant, index) => {
+      const warning = tenantSshKeyWarning(tenant, index);
+      if (warning) void pulumi.log.warn(warning);
+      return [
+        tenant.name,
+        createTenant(tenant, {
+          provider,
+          managementKubeconfig: management.kubeconfig,
+          // The management stack's `up` awaited the class and CAREN's discovery before it
+          // published fleetPlatform; the marker makes the tenants wait for the reference.
+          clusterClass: reference,
+          carenReady: reference,
+          fluxInstance: platform.gitops ? reference : undefined,
+          dependsOn: [reference],
+          deletionProtection: platform.deletionProtection,
+          adminCidrs: platform.adminCidrs,
+        }),
+      ];
+    }),
+  );
+  new DeployedState("deployed-tenant-versions", { upgrades });
+  const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
+  return {
+    tenants,
+    outputs: {
+      managementStack: pulumi.output(management.name),
+      tenantVersions: pulumi.output(tenantVersionsOutput(upgrades)),
+      tenantImmutables: pulumi.output(tenantImmutablesOutput(config.tenants)),
+      tenantKubeconfigs: pulumi.secret(pulumi.all(kubeconfigs)),
+    },
+  };
+}
