@@ -4,12 +4,15 @@ import path from "node:path";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadFleetConfig } from "../infra/config";
+import { loadFleetConfig, loadStackConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
+import { createShard, managementKubeconfigOutputName, readManagementStack } from "../infra/shard";
 import { catalog } from "../infra/model/catalog";
 import { parseK3sVersion } from "../infra/model/kubernetes-version";
 import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
+import { fleetPlatformOutputName, fleetTenantsOutputName, type FleetPlatform, type FleetTenant } from "../infra/model/shards";
+import { configKeys } from "../infra/model/validate-fleet-config";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
@@ -113,15 +116,15 @@ function engineFindings(eventLog: string): Finding[] {
 const harnessFindings = (violations: Violation[]): Finding[] =>
   violations.map((violation) => ({ policy: violation.policy, level: violation.level, resource: resourceOf(violation.urn), message: violation.message }));
 
-/** Previews `registrations` as `stack` in the real engine, with that stack's policy config. */
-async function enginePreview(stack: string, registrations: readonly Registration[]): Promise<{ code: number; output: string; findings: Finding[] }> {
+/** Previews `registrations` as `stack` in the real engine, with that stack's policy config (or `policyStack`'s). */
+async function enginePreview(stack: string, registrations: readonly Registration[], policyStack = stack): Promise<{ code: number; output: string; findings: Finding[] }> {
   const dir = mkdtempSync(path.join(scratch, "preview-"));
   const replay = path.join(dir, "registrations.json");
   const eventLog = path.join(dir, "events.jsonl");
   writeFileSync(replay, JSON.stringify(registrations), { mode: 0o600 });
   const result = await run(
     "pulumi",
-    ["preview", "--stack", stack, "--non-interactive", "--policy-pack", path.join(scratch, "pack"), "--policy-pack-config", policyConfigPath(stack), "--event-log", eventLog],
+    ["preview", "--stack", stack, "--non-interactive", "--policy-pack", path.join(scratch, "pack"), "--policy-pack-config", policyConfigPath(policyStack), "--event-log", eventLog],
     { CAPI_FLEET_REPLAY: replay, CAPI_FLEET_REPLAY_KUBERNETES_VERSION: kubernetesVersion },
   );
   let log = "";
@@ -162,6 +165,13 @@ type Props = Record<string, Record<string, unknown>>;
 
 /** Seeds one violation of every other stack rule into prod's registrations (deployed: payments v1.35.3). */
 function seedViolations(registrations: Registration[]): void {
+  const analytics = find(registrations, resourceTypes.cluster, (name) => name.endsWith("analytics"));
+  seedPlatformViolations(registrations, ((analytics.inputs as Props).spec!.topology as { version: string }).version);
+  seedTenantViolations(registrations);
+}
+
+/** The violations seeded into the platform (the management stack's, in a sharded fleet); `analyticsVersion` leaves the class. */
+function seedPlatformViolations(registrations: Registration[], analyticsVersion: string): void {
   // provider-contracts: a Cluster API older than CAPH's range; kubelet-api-admin-patches: with a
   // class version that needs system:kubelet-api-admin (catalog.kubeletApiAdminRule).
   editDeclared(registrations, find(registrations, resourceTypes.coreProvider), (props) => ((props as Props).spec!.version = "v1.9.0"));
@@ -171,25 +181,93 @@ function seedViolations(registrations: Registration[]): void {
   });
   // tenant-worker-lag: planning handed to an extension, with an upgrade under way (payments).
   editDeclared(registrations, find(registrations, resourceTypes.clusterClass), (props) => ((props as Props).spec!.upgrade = { external: { generateUpgradePlanExtension: "plan.example" } }));
-  // fleet-version-drift (advisory): edge three minors behind the newest tenant.
-  editDeclared(registrations, find(registrations, resourceTypes.cluster, (name) => name.endsWith("edge")), (props) => {
-    ((props as Props).spec!.topology as { version: string }).version = "v1.32.0";
-  });
   // tenant-version-in-cluster-class: analytics' version dropped from the class.
-  const analytics = find(registrations, resourceTypes.cluster, (name) => name.endsWith("analytics"));
   editDeclared(registrations, find(registrations, resourceTypes.clusterClass), (props) => {
     const spec = (props as Props).spec!;
-    const version = ((analytics.inputs as Props).spec!.topology as { version: string }).version;
-    spec.kubernetesVersions = (spec.kubernetesVersions as string[]).filter((candidate) => candidate !== version);
+    spec.kubernetesVersions = (spec.kubernetesVersions as string[]).filter((candidate) => candidate !== analyticsVersion);
   });
-  // tenant-has-hcloud-ccm: payments' CCM selects no Cluster.
-  editDeclared(registrations, find(registrations, resourceTypes.helmChartProxy, (name) => name.includes("payments") && name.includes("ccm")), (props) => {
-    (props as Props).spec!.clusterSelector = { matchLabels: { "example.com/nothing": "selected" } };
-  });
-  // lb-drain-before-cluster-delete: edge's drain runs something else.
-  editDeclared(registrations, find(registrations, resourceTypes.localCommand, (name) => name.includes("edge") && name.includes("drain")), (props) => (props.delete = "true"));
   // cluster-waits-for-caren: CAREN's gate names another ExtensionConfig.
   editDeclared(registrations, find(registrations, resourceTypes.extensionConfigPatch), (props) => ((props as Props).metadata!.name = "another-extension"));
+}
+
+/** The violations seeded into the tenants' resources (wherever each tenant is declared). */
+function seedTenantViolations(registrations: Registration[]): void {
+  const has = (type: string, name: (candidate: string) => boolean) => registrations.some((registration) => registration.type === type && name(registration.name));
+  // fleet-version-drift (advisory): edge three minors behind the newest tenant.
+  if (has(resourceTypes.cluster, (name) => name.endsWith("edge"))) {
+    editDeclared(registrations, find(registrations, resourceTypes.cluster, (name) => name.endsWith("edge")), (props) => {
+      ((props as Props).spec!.topology as { version: string }).version = "v1.32.0";
+    });
+  }
+  // tenant-has-hcloud-ccm: payments' CCM selects no Cluster.
+  if (has(resourceTypes.helmChartProxy, (name) => name.includes("payments") && name.includes("ccm"))) {
+    editDeclared(registrations, find(registrations, resourceTypes.helmChartProxy, (name) => name.includes("payments") && name.includes("ccm")), (props) => {
+      (props as Props).spec!.clusterSelector = { matchLabels: { "example.com/nothing": "selected" } };
+    });
+  }
+  // lb-drain-before-cluster-delete: edge's drain runs something else.
+  if (has(resourceTypes.localCommand, (name) => name.includes("edge") && name.includes("drain"))) {
+    editDeclared(registrations, find(registrations, resourceTypes.localCommand, (name) => name.includes("edge") && name.includes("drain")), (props) => (props.delete = "true"));
+  }
+}
+
+/** The management stack "prod" and the shard stacks its tenants are spread over. */
+const shardsOfProd: Readonly<Record<string, readonly string[]>> = { "prod-shard-a": ["payments", "edge"], "prod-shard-b": ["analytics"] };
+const qualifiedStack = (stack: string) => `organization/capi-fleet/${stack}`;
+
+/** prod's config as a management stack without tenants (they are in the shards), or as one of its shards. */
+function shardedProdConfig(stack: string): { values: Record<string, string>; secretKeys: string[] } {
+  const { values, secretKeys } = readStackConfig("prod");
+  const tenants = JSON.parse(values[configKeys.tenants]!) as { name: string }[];
+  const pick = (key: string, names: readonly string[]) => JSON.stringify(Object.fromEntries(Object.entries(JSON.parse(values[key] ?? "{}") as Record<string, unknown>).filter(([name]) => names.includes(name))));
+  const names = shardsOfProd[stack];
+  if (!names) {
+    const { [configKeys.tenantHcloudTokens]: _tokens, [configKeys.tenantRegistryCredentials]: _credentials, ...management } = values;
+    return { values: { ...management, [configKeys.tenants]: "[]", [configKeys.shards]: JSON.stringify(Object.keys(shardsOfProd)) }, secretKeys: secretKeys.filter((key) => key in management) };
+  }
+  const shard: Record<string, string> = {
+    [configKeys.managementStack]: "prod",
+    [configKeys.tenants]: JSON.stringify(tenants.filter((tenant) => names.includes(tenant.name))),
+    [configKeys.tenantHcloudTokens]: pick(configKeys.tenantHcloudTokens, names),
+  };
+  const credentials = JSON.parse(pick(configKeys.tenantRegistryCredentials, names)) as Record<string, unknown>;
+  if (Object.keys(credentials).length > 0) shard[configKeys.tenantRegistryCredentials] = JSON.stringify(credentials);
+  return { values: shard, secretKeys: secretKeys.filter((key) => key in shard) };
+}
+
+/** The management stack "prod" of the sharded fleet under the mocks: its registrations and what it publishes for its shards. */
+async function managementRegistrations(fleetTenants: Record<string, FleetTenant>): Promise<{ registrations: Registration[]; platform: FleetPlatform }> {
+  const registrations = await installRecordingMocks("capi-fleet", "prod", true);
+  const { values, secretKeys } = shardedProdConfig("prod");
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  const config = loadFleetConfig();
+  expect(config.shards).toEqual(Object.keys(shardsOfProd));
+  const peers = Object.fromEntries(Object.entries(fleetTenants).flatMap(([name, entry]) => (entry.version ? [[name, entry.version]] : [])));
+  const outputs = createFleet(config, "capi-fleet-prod", planTenantUpgradesOrStop(config, new Map()), undefined, peers);
+  const platform = await valueOf(outputs.fleetPlatform);
+  await settle(registrations);
+  return { registrations: JSON.parse(JSON.stringify(registrations)) as Registration[], platform };
+}
+
+/** What the platform's components declared, as the management stack exports it in fleetPlatform (infra/fleet.ts). */
+function declaredPlatformOf(registrations: readonly Registration[]): DeclaredResource[] {
+  return ["capi-fleet:platform:ClusterApi", "capi-fleet:platform:Caren", "capi-fleet:tenants:HetznerClusterClass"].flatMap(
+    (type) => (registrations.find((registration) => registration.type === type)?.outputs?.[declaredOutputName] ?? []) as DeclaredResource[],
+  );
+}
+
+/** A shard stack under the mocks, reading `management` as the management stack's outputs. */
+async function shardRegistrations(stack: string, management: Record<string, unknown>): Promise<Registration[]> {
+  const registrations = await installRecordingMocks("capi-fleet", stack, true, management);
+  const { values, secretKeys } = shardedProdConfig(stack);
+  pulumi.runtime.setAllConfig(values, secretKeys);
+  const loaded = loadStackConfig();
+  if (loaded.role !== "shard") throw new Error(`${stack} is not a shard stack`);
+  const reference = await readManagementStack(stack, qualifiedStack("prod"));
+  const shard = createShard(loaded.config, qualifiedStack(stack), reference, planTenantUpgradesOrStop(loaded.config, new Map()));
+  await valueOf(shard.outputs.tenantVersions!);
+  await settle(registrations);
+  return JSON.parse(JSON.stringify(registrations)) as Registration[];
 }
 
 beforeAll(async () => {
@@ -205,7 +283,7 @@ beforeAll(async () => {
   env.PULUMI_DEBUG_COMMANDS = "true";
   const installed = await run("pulumi", ["plugin", "install", "resource", "kubernetes", kubernetesVersion, "--file", plugin]);
   expect(installed.code, installed.output).toBe(0);
-  for (const stack of ["dev", "prod"]) {
+  for (const stack of ["dev", "prod", ...Object.keys(shardsOfProd)]) {
     const created = await run("pulumi", ["stack", "init", stack]);
     expect(created.code, created.output).toBe(0);
   }
@@ -256,4 +334,56 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     }
     expect(normalise(engine.findings)).toEqual(normalise(await harness("prod", registrations)));
   }, 300_000);
+
+  it("the same violations spread over a sharded fleet (management stack prod, its tenants in two shard stacks): together the stacks report what prod alone reports", async () => {
+    const k3s = parseK3sVersion(catalog.k3s.version)!;
+    const downgrade = `v${k3s.major}.${k3s.minor + 1}.0+k3s1`;
+    // The fleet in one stack, seeded as above.
+    const single = await registrationsOf("prod");
+    single.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = {
+      [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" },
+      [deployedManagementK3sVersionOutputName]: downgrade,
+    };
+    const clusterVersion = (name: string) => ((find(single, resourceTypes.cluster, (candidate) => candidate.endsWith(name)).inputs as Props).spec!.topology as { version: string }).version;
+    const versions = Object.fromEntries(Object.values(shardsOfProd).flat().map((name) => [name, clusterVersion(name)]));
+    seedViolations(single);
+    const alone = await enginePreview("prod", single);
+    expect(alone.code, alone.output).not.toBe(0);
+
+    // The same fleet sharded. The management stack's fleetTenants, as after every shard's last
+    // update: each tenant with its stack, namespace and version.
+    const fleetTenants: Record<string, FleetTenant> = Object.fromEntries(
+      Object.entries(shardsOfProd).flatMap(([stack, names]) => names.map((name) => [name, { stack: qualifiedStack(stack), namespace: name, version: versions[name]! }])),
+    );
+    const management = await managementRegistrations(fleetTenants);
+    // Its fleetPlatform export is what its components declared.
+    expect(management.platform.declared).toEqual(declaredPlatformOf(management.registrations));
+    management.registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [deployedManagementK3sVersionOutputName]: downgrade };
+    seedPlatformViolations(management.registrations, versions.analytics!);
+    // The shards read the seeded platform, as the management stack would export it.
+    const published = {
+      [fleetPlatformOutputName]: { ...management.platform, declared: declaredPlatformOf(management.registrations) },
+      [fleetTenantsOutputName]: fleetTenants,
+      [managementKubeconfigOutputName]: "# stand-in kubeconfig of the management cluster\n",
+    };
+    const findings: Finding[] = [];
+    const engine = await enginePreview("prod", management.registrations);
+    expect(normalise(engine.findings)).toEqual(normalise(await harness("prod", management.registrations)));
+    findings.push(...engine.findings);
+    for (const stack of Object.keys(shardsOfProd)) {
+      const registrations = await shardRegistrations(stack, published);
+      expect(registrations.filter((registration) => registration.type === "hcloud:index/firewall:Firewall")).toHaveLength(shardsOfProd[stack]!.length);
+      if (stack === "prod-shard-a") {
+        // tenant-not-removed and tenant-upgrade-path: this shard deployed payments and "retired".
+        registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" } };
+      }
+      seedTenantViolations(registrations);
+      const shardEngine = await enginePreview(stack, registrations, "prod");
+      expect(shardEngine.code, shardEngine.output).not.toBe(0);
+      expect(normalise(shardEngine.findings)).toEqual(normalise(await harness("prod", registrations)));
+      findings.push(...shardEngine.findings);
+    }
+    const unique = (list: Finding[]) => normalise([...new Map(list.map((finding) => [JSON.stringify(finding), finding])).values()]);
+    expect(unique(findings)).toEqual(unique(alone.findings));
+  }, 900_000);
 });
