@@ -14,7 +14,7 @@ import { catalog } from "../infra/model/catalog";
 import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/tenant-upgrades";
 import { formatUpgradeCampaign } from "../infra/model/upgrade-report";
 import { stackConfigFromFile } from "../infra/model/stack-file";
-import { FleetConfigError, parseFleetConfig, projectName } from "../infra/model/validate-fleet-config";
+import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, projectName } from "../infra/model/validate-fleet-config";
 import { tenantVersionsOutputName } from "../infra/model/tenant-upgrades";
 import { parseKubernetesVersion } from "../infra/model/kubernetes-version";
 
@@ -119,11 +119,13 @@ class ConfigError extends Error {}
 /**
  * The stack file's tenants, after the program's whole config validation (infra/config.ts runs
  * the same parseFleetConfig), so a config that `pulumi preview` would stop on stops here too.
+ * A shard stack (`managementStack` set) goes through the shard's validation and plans its own tenants.
  */
 function readTenants(stack: string, file: string) {
   let config;
   try {
-    config = parseFleetConfig(stackConfigFromFile(stack, parse(readFileSync(file, "utf8"))));
+    const input = stackConfigFromFile(stack, parse(readFileSync(file, "utf8")));
+    config = configKeys.managementStack in input.values ? parseShardConfig(input) : parseFleetConfig(input);
   } catch (error) {
     if (error instanceof FleetConfigError) {
       throw new ConfigError(error.message);
