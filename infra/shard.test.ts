@@ -93,6 +93,14 @@ describe("the limit of tenants per stack", () => {
     });
     expect(fleet.warnings.filter((warning) => warning.path === "tenants")).toHaveLength(1);
   });
+
+  it("follows the stack's own tenantsPerStack (a bigger runner): no warning up to it, a refusal above it, and a clear error for a bad value", () => {
+    const many = copiesOfEdge(tenantsPerStack.maximum + 1);
+    const own = (limit: string) => shardValues(many, { [configKeys.tenantsPerStack]: limit });
+    expect(parse(own(String(tenantsPerStack.maximum + 1))).warnings.filter((warning) => warning.path === "tenants")).toEqual([]);
+    expect(problemsOf(() => parse(own(String(tenantsPerStack.maximum))))).toEqual([expect.stringMatching(/^tenants: \d+ tenants in one stack; allowed: at most \d+ \(this stack's tenantsPerStack\)/)]);
+    expect(problemsOf(() => parse(own("0")))).toEqual(["tenantsPerStack: 0 is not allowed; allowed: a whole number of tenants, at least 1", expect.stringMatching(/^tenants: /)]);
+  });
 });
 
 const platform: FleetPlatform = {

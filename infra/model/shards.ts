@@ -59,15 +59,23 @@ export interface FleetTenant {
  */
 export const tenantsPerStack = { recommended: 40, maximum: 150 } as const;
 
-/** The validation's verdict on a stack's tenant count: nothing, a warning, or a refusal. */
-export function tenantCountVerdict(count: number): { level: "ok" } | { level: "warning" | "error"; message: string } {
+/**
+ * The validation's verdict on a stack's tenant count: nothing, a warning, or a refusal. `ownLimit`
+ * is the stack's `tenantsPerStack` setting (a runner with more memory): refusal above it, no warning.
+ */
+export function tenantCountVerdict(count: number, ownLimit?: number): { level: "ok" } | { level: "warning" | "error"; message: string } {
   const how = "move tenants into shard stacks (docs/architecture.md, Scaling out: shard stacks)";
+  if (ownLimit !== undefined) {
+    return count > ownLimit
+      ? { level: "error", message: `${count} tenants in one stack; allowed: at most ${ownLimit} (this stack's tenantsPerStack); ${how}, or raise tenantsPerStack for a runner with more memory (docs/performance.md, Scale)` }
+      : { level: "ok" };
+  }
   if (count > tenantsPerStack.maximum) {
     return {
       level: "error",
       message:
         `${count} tenants in one stack; allowed: at most ${tenantsPerStack.maximum} (each tenant's firewall needs an hcloud plugin process of its own during preview and up, ` +
-        `and ${count} of them do not fit a 16 GB CI runner); ${how}`,
+        `and ${count} of them do not fit a 16 GB CI runner); ${how}, or set tenantsPerStack for a runner with more memory (docs/performance.md, Scale)`,
     };
   }
   if (count > tenantsPerStack.recommended) {

@@ -35,6 +35,8 @@ export const configKeys = {
   shards: `${projectName}:shards`,
   /** Makes the stack a shard: the management stack whose cluster and platform its tenants use (instead of `management`). */
   managementStack: `${projectName}:managementStack`,
+  /** The most tenants this stack may hold, for a CI runner with more memory than the documented limits assume. */
+  tenantsPerStack: `${projectName}:tenantsPerStack`,
   /** Secret mapping tenant name → hcloud API token of that tenant's Hetzner project. */
   tenantHcloudTokens: `${projectName}:tenantHcloudTokens`,
   /** Secret kubeconfig of the management cluster in `existing` mode. */
@@ -181,7 +183,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   const settings = parsed.data;
   const shards = readShards(input.values[configKeys.shards], problems);
   problems.push(...managementProblems(settings), ...tenantProblems(settings));
-  const count = tenantCountVerdict(settings.tenants.length);
+  const count = tenantCountVerdict(settings.tenants.length, readTenantsPerStack(input.values[configKeys.tenantsPerStack], problems));
   if (count.level === "error") problems.push({ path: "tenants", message: count.message });
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
@@ -212,6 +214,17 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     placeholderSecrets: secrets.placeholders,
     warnings: [...hcloudNameWarnings(settings), ...(count.level === "warning" ? [{ path: "tenants", message: count.message }] : [])],
   };
+}
+
+/** `tenantsPerStack`: a positive integer, or undefined when unset (with a problem when malformed). */
+function readTenantsPerStack(value: string | undefined, problems: ConfigProblem[]): number | undefined {
+  if (value === undefined) return undefined;
+  const limit = decode(value);
+  if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1) {
+    problems.push({ path: "tenantsPerStack", message: `${formatValue(limit)} is not allowed; allowed: a whole number of tenants, at least 1` });
+    return undefined;
+  }
+  return limit;
 }
 
 /** `shards`: a list of distinct stack names (`stack`, `project/stack` or `organization/project/stack`). */
@@ -246,7 +259,7 @@ export interface ShardConfig {
 }
 
 /** The keys a shard stack may set: its tenants and their secrets, and its management stack. */
-const shardKeys: readonly string[] = [configKeys.managementStack, configKeys.tenants, configKeys.tenantHcloudTokens, configKeys.tenantRegistryCredentials];
+const shardKeys: readonly string[] = [configKeys.managementStack, configKeys.tenants, configKeys.tenantHcloudTokens, configKeys.tenantRegistryCredentials, configKeys.tenantsPerStack];
 
 /**
  * Validates a shard stack's config (`managementStack` set): the tenants as in any stack, and
@@ -290,7 +303,7 @@ export function parseShardConfig(input: StackConfigInput): ShardConfig {
     problems.push({ path: "tenants", message: "a shard stack needs at least one tenant (is required: the tenants are what a shard is for)" });
   }
   problems.push(...tenantProblems(settings, { gitopsFromManagementStack: true }));
-  const count = tenantCountVerdict(settings.tenants.length);
+  const count = tenantCountVerdict(settings.tenants.length, readTenantsPerStack(input.values[configKeys.tenantsPerStack], problems));
   if (count.level === "error") problems.push({ path: "tenants", message: count.message });
   const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
   const registryCredentials = secrets.registryCredentials(settings.tenants);

@@ -2,6 +2,7 @@
 // N generated ones, so the benchmark runs the real program and the real validation.
 import { catalog } from "../../infra/model/catalog";
 import type { HetznerLocation } from "../../infra/model/fleet-config";
+import { tenantsPerStack } from "../../infra/model/shards";
 import { configKeys } from "../../infra/model/validate-fleet-config";
 
 /** A stack's config as the Pulumi runtime hands it to the program (tests/stack-files.ts's shape). */
@@ -86,7 +87,14 @@ export function generatedStackConfig(
   const tokens = Object.fromEntries(tenants.map((tenant) => [tenant.name, token(`${configKeys.tenantHcloudTokens}.${tenant.name}`)]));
   // Registry credentials belong to the committed tenants (generated ones use no private registry).
   const { [configKeys.tenantRegistryCredentials]: _credentials, ...kept } = base.values;
-  const values = { ...kept, [configKeys.tenants]: JSON.stringify(tenants), [configKeys.tenantHcloudTokens]: JSON.stringify(tokens) };
+  const values = {
+    ...kept,
+    [configKeys.tenants]: JSON.stringify(tenants),
+    [configKeys.tenantHcloudTokens]: JSON.stringify(tokens),
+    // Parts 1–2 register fleets of any size under the mocks, where no plugin runs; a preview of
+    // that many in one stack is what the validation refuses (docs/performance.md, Scale).
+    ...(count > tenantsPerStack.recommended ? { [configKeys.tenantsPerStack]: String(count) } : {}),
+  };
   const secretKeys = [...new Set([...base.secretKeys.filter((key) => key !== configKeys.tenantRegistryCredentials), configKeys.tenantHcloudTokens])];
   return { values, secretKeys };
 }
