@@ -11,11 +11,14 @@ import type { CapiReconcileReport } from "./benchmarks/capi-reconcile-report";
 import type { PlannerResult } from "./benchmarks/planner";
 import { previewMethod, previewModes, runPreviewBench, type PreviewMode, type PreviewResult } from "./benchmarks/preview";
 import type { ProgramSample } from "./benchmarks/program-run";
+import { runScaleBench, scaleMethod, type ScaleResult, type ScaleStackRow } from "./benchmarks/scale";
+import { tenantsPerStack } from "../infra/model/shards";
 import { benchExitCode, checkTargets, formatMarkdownTable, formatTable, mebibyte, medianOf, type TargetCheck } from "./benchmarks/stats";
 
 const execFileAsync = promisify(execFile);
 
-const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|real|stand-in|skip|force] [--capi-tenants 1,10,50] [--capi run|skip] [--out FILE]
+const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--plans 100000] [--preview-tenants 1,10,50] [--preview auto|real|stand-in|skip|force|scale] [--capi-tenants 1,10,50] [--capi run|skip] [--out FILE]
+       npm run bench -- --preview scale [--preview-tenants 100,200,500] [--scale-per-stack N] [--scale-single-max N] [--runs 1]
 
   --runs             samples per figure (median reported; at least 3 for the report)
   --tenants          generated fleet sizes for parts 1 and 2
@@ -23,7 +26,11 @@ const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--pl
   --preview-tenants  fleet sizes for the real-engine preview (part 4)
   --preview          auto (default): real when the toolchain has the provider plugins, else stand-in;
                      real: the fleet's program only; stand-in: the registered resources as components
-                     (no provider plugins; policy share is an upper bound); skip; force: real, try anyway
+                     (no provider plugins; policy share is an upper bound); skip; force: real, try anyway;
+                     scale: only the scale previews (real plugins): each size in one stack (up to
+                     --scale-single-max, default 100) and as a management stack plus shard stacks of
+                     --scale-per-stack tenants (default: the validation's recommended limit), with the
+                     pack, sampling plugin processes and RSS; --preview-tenants defaults to 100,200,500
   --capi-tenants     fleet sizes CAPI's own topology controller reconciles (part 5; builds CAPI on first use)
   --capi             run (default) or skip part 5
   --out              report path (default node_modules/.cache/capi-fleet-bench/bench-report.json)`;
@@ -86,6 +93,8 @@ async function main(argv: string[]): Promise<number> {
       preview: { type: "string", default: "auto" },
       "capi-tenants": { type: "string", default: "1,10,50" },
       capi: { type: "string", default: "run" },
+      "scale-per-stack": { type: "string", default: String(tenantsPerStack.recommended) },
+      "scale-single-max": { type: "string", default: "100" },
       out: { type: "string", default: path.join(compiledRoot, "bench-report.json") },
       help: { type: "boolean", short: "h" },
     },
@@ -109,6 +118,30 @@ async function main(argv: string[]): Promise<number> {
     console.error(`bench: ${line}`);
   };
   const machine = await machineInfo();
+  if (values.preview === "scale") {
+    const perStack = Number(values["scale-per-stack"]);
+    const singleStackMax = Number(values["scale-single-max"]);
+    if (!Number.isInteger(perStack) || perStack < 1 || !Number.isInteger(singleStackMax) || singleStackMax < 0) {
+      console.error(usage);
+      return 2;
+    }
+    const scaleSizes = argv.includes("--preview-tenants") ? previewSizes : [100, 200, 500];
+    const scale = await runScaleBench(repoRoot, scaleSizes, runs, {
+      perStack,
+      singleStackMax,
+      log,
+      dump: async (size, file) => {
+        await sample<ProgramSample>("program-run.js", [String(size), "--dump", file]);
+      },
+    });
+    const section = scaleSection(scale);
+    const report = { generatedAt: new Date().toISOString(), command: `npm run bench -- ${argv.join(" ")}`.trim(), runsPerFigure: runs, machine, method: scaleMethod, scale, markdown: section.markdown, benchSeconds: (Date.now() - started) / 1000 };
+    mkdirSync(path.dirname(path.resolve(values.out)), { recursive: true });
+    writeFileSync(values.out, `${JSON.stringify(report, null, 2)}\n`);
+    console.log(section.text);
+    console.log(`\nReport: ${path.resolve(values.out)} (${report.benchSeconds.toFixed(0)} s)`);
+    return scale.status === "ran" ? 0 : 1;
+  }
 
   // Parts 1 and 2: one process per sample; rounds go through every size so drift on a shared
   // machine spreads over all of them.
@@ -247,6 +280,52 @@ async function main(argv: string[]): Promise<number> {
 
 type Row = readonly string[];
 
+const mib = (bytes: number): string => `${(bytes / mebibyte).toFixed(0)} MiB`;
+
+/** The scale previews as a table: per fleet size and shape, the worst stack and the sums. */
+function scaleSection(scale: ScaleResult): { text: string; markdown: string } {
+  const title = "4 (scale). pulumi preview with the pack, real plugins: one stack, and the same fleet sharded";
+  if (scale.status !== "ran") {
+    const text = [`${title}: ${scale.status}`, `reason: ${scale.reason}`, ...scale.notes.map((note) => `note: ${note}`)].join("\n");
+    return { text, markdown: text };
+  }
+  const header = ["tenants", "shape", "stacks", "slowest stack", "all stacks", "per tenant (slowest shard)", "peak plugin RSS (worst stack)", "plugin processes (hcloud)", "process tree RSS"];
+  const hcloud = (row: ScaleStackRow) => row.plugins.byPlugin.hcloud?.processes ?? 0;
+  const medianMs = (row: ScaleStackRow) => medianOf(row.ms, (ms) => ms);
+  const rows: Row[] = scale.rows.flatMap((size) => {
+    const out: Row[] = [];
+    if (size.single) {
+      const single = size.single;
+      out.push([String(size.tenants), "one stack", "1", seconds(medianMs(single)), seconds(medianMs(single)), seconds(medianMs(single) / size.tenants), mib(single.plugins.rssBytes), `${single.plugins.processes} (${hcloud(single)})`, mib(single.plugins.treeRssBytes)]);
+    }
+    const worst = (pick: (row: ScaleStackRow) => number) => size.stacks.reduce((best, row) => (pick(row) > pick(best) ? row : best));
+    const slowest = worst(medianMs);
+    const shards = size.stacks.filter((row) => row.role === "shard");
+    const slowestShard = shards.reduce((best, row) => (medianMs(row) > medianMs(best) ? row : best));
+    const heaviest = worst((row) => row.plugins.rssBytes);
+    out.push([
+      String(size.tenants),
+      `management + ${shards.length} shards of ≤ ${scale.perStack}`,
+      String(size.stacks.length),
+      `${seconds(medianMs(slowest))} (${slowest.role})`,
+      seconds(size.stacks.reduce((sum, row) => sum + medianMs(row), 0)),
+      seconds(medianMs(slowestShard) / slowestShard.tenants),
+      `${mib(heaviest.plugins.rssBytes)} (${heaviest.role}, ${heaviest.tenants} tenants)`,
+      `${heaviest.plugins.processes} (${hcloud(heaviest)})`,
+      mib(worst((row) => row.plugins.treeRssBytes).plugins.treeRssBytes),
+    ]);
+    return out;
+  });
+  const perPlugin = scale.rows
+    .flatMap((size) => [...(size.single ? [size.single] : []), ...size.stacks])
+    .map((row) => `${row.stack}: ${Object.entries(row.plugins.byPlugin).map(([name, peak]) => `${name} ${peak.processes} × = ${mib(peak.rssBytes)}`).join(", ")}; ${row.ms.map((ms) => seconds(ms)).join(", ")}`);
+  const notes = [...scale.notes.map((note) => `note: ${note}`), "per stack (peak processes and RSS by plugin; each run's time):", ...perPlugin];
+  return {
+    text: [title, formatTable(header, rows), ...notes].join("\n"),
+    markdown: [`**${title}**`, "", formatMarkdownTable(header, rows), "", ...notes.map((line) => `${line}  `)].join("\n"),
+  };
+}
+
 /** Part 5's outcome: each size's samples with their median, or why it did not run. */
 type CapiPart = (Omit<CapiReconcileReport, "rows"> & { rows: (CapiReconcileReport["rows"][number] & { medianMs: number })[] }) | { status: "not run"; reason: string };
 
@@ -347,8 +426,16 @@ function renderTables(
   } else if (preview.status === "ran") {
     sections.push({
       title: `4. pulumi preview, ${preview.label} (policy share = (with − without) / with)`,
-      header: ["tenants", "with policy pack", "without", "policy share"],
-      rows: preview.rows.map((row) => [String(row.tenants), seconds(row.medianWithPolicyMs), seconds(row.medianWithoutPolicyMs), `${(row.policyShare * 100).toFixed(1)}%`]),
+      header: ["tenants", "with policy pack", "without", "policy share", "peak plugin processes (hcloud)", "peak plugin RSS", "process tree RSS"],
+      rows: preview.rows.map((row) => [
+        String(row.tenants),
+        seconds(row.medianWithPolicyMs),
+        seconds(row.medianWithoutPolicyMs),
+        `${(row.policyShare * 100).toFixed(1)}%`,
+        row.plugins ? `${row.plugins.processes} (${row.plugins.byPlugin.hcloud?.processes ?? 0})` : "-",
+        row.plugins ? mib(row.plugins.rssBytes) : "-",
+        row.plugins ? mib(row.plugins.treeRssBytes) : "-",
+      ]),
       after: preview.notes.map((note) => `note: ${note}`).join("\n"),
     });
   } else {

@@ -9,6 +9,7 @@ import { performance } from "node:perf_hooks";
 import { parse, stringify } from "yaml";
 import { configKeys } from "../../infra/model/validate-fleet-config";
 import { generatedTenants } from "./fleet-generator";
+import { startPluginSampler, type PluginPeak } from "./plugin-sampler";
 import { parsePolicyViolations, policyShare, standInLabel, standInScratch, writeStandInPlan, type ViolationCounts } from "./stand-in";
 import { median } from "./stats";
 
@@ -22,10 +23,15 @@ export interface CommandResult {
 }
 
 /** Runs a command in its own process group and kills the whole group when it overruns. */
-export function runCommand(command: string, args: readonly string[], options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CommandResult> {
+export function runCommand(
+  command: string,
+  args: readonly string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; timeoutMs: number; onSpawn?: (pid: number) => void },
+): Promise<CommandResult> {
   return new Promise((resolve) => {
     const start = performance.now();
     const child = spawn(command, args, { cwd: options.cwd, env: options.env ?? process.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    if (child.pid !== undefined) options.onSpawn?.(child.pid);
     let stdout = "";
     let stderr = "";
     let timedOut = false;
@@ -194,7 +200,7 @@ async function proxyRefusal(plugin: PluginPin): Promise<string> {
 }
 
 /** The passphrase of the committed stack files' placeholder secrets (scripts/preview's default). */
-const localPassphrase = "capi-fleet-local-preview";
+export const localPassphrase = "capi-fleet-local-preview";
 
 /**
  * A stack file for N generated tenants, from the prod stack file: its encryptionsalt and
@@ -227,6 +233,26 @@ export interface PreviewRow {
   policyShare: number;
   /** Stand-in mode only: what the stand-in program registered and what the pack reported. */
   standIn?: StandInRowInfo;
+  /** Real mode: the resource plugin processes' peaks over every run (with and without the pack). */
+  plugins?: PluginPeak;
+}
+
+/** The larger of two peaks, field by field. */
+export function maxPeak(a: PluginPeak | undefined, b: PluginPeak): PluginPeak {
+  if (!a) return b;
+  const byPlugin = { ...a.byPlugin };
+  for (const [name, peak] of Object.entries(b.byPlugin)) {
+    const before = byPlugin[name];
+    byPlugin[name] = before ? { processes: Math.max(before.processes, peak.processes), rssBytes: Math.max(before.rssBytes, peak.rssBytes) } : peak;
+  }
+  return { processes: Math.max(a.processes, b.processes), rssBytes: Math.max(a.rssBytes, b.rssBytes), byPlugin, treeRssBytes: Math.max(a.treeRssBytes, b.treeRssBytes), samples: a.samples + b.samples };
+}
+
+/** Runs a preview while sampling its plugin processes. */
+export async function sampledPreview(pulumi: string, args: readonly string[], options: { cwd: string; env: NodeJS.ProcessEnv; timeoutMs: number }): Promise<CommandResult & { plugins: PluginPeak }> {
+  let sampler: { stop(): PluginPeak } | undefined;
+  const result = await runCommand(pulumi, args, { ...options, onSpawn: (pid) => (sampler = startPluginSampler(pid)) });
+  return { ...result, plugins: sampler?.stop() ?? { processes: 0, rssBytes: 0, byPlugin: {}, treeRssBytes: 0, samples: 0 } };
 }
 
 /** A stand-in row's resources, what was left out, and the violations of the first run with the pack. */
@@ -256,7 +282,7 @@ export const previewMethod =
  * A throwaway project: the repository's Pulumi.yaml, links to the program and its
  * dependencies, and its own stacks/ and file backend, so nothing in the checkout changes.
  */
-function temporaryProject(repoRoot: string): string {
+export function temporaryProject(repoRoot: string): string {
   const dir = mkdtempSync(path.join(os.tmpdir(), "capi-fleet-bench-"));
   writeFileSync(path.join(dir, "Pulumi.yaml"), readFileSync(path.join(repoRoot, "Pulumi.yaml")));
   for (const entry of ["infra", "components", "scripts", "node_modules", "package.json", "tsconfig.json"]) {
@@ -269,7 +295,7 @@ function temporaryProject(repoRoot: string): string {
 
 /** `--preview`: auto = real when the toolchain is complete, else stand-in; force = real even when it is not. */
 export type PreviewMode = "auto" | "real" | "stand-in" | "force";
-export const previewModes: readonly string[] = ["auto", "real", "stand-in", "force", "skip"];
+export const previewModes: readonly string[] = ["auto", "real", "stand-in", "force", "skip", "scale"];
 
 /** Which part-4 variant a mode runs, given the preflight; undefined = none (report the reason). */
 export function choosePreview(mode: PreviewMode, preflight: { ready: boolean; pulumi?: string }): "real" | "stand-in" | undefined {
@@ -319,6 +345,8 @@ export async function runPreviewBench(
   const rows: PreviewRow[] = [];
   const notes = preflight.ready ? preflight.notes : [...preflight.notes, `forced although: ${preflight.reason}`];
   const source = preflight.ready ? preflight.source : pulumi;
+  const pack = policyPackFor(repoRoot, pulumi, env, preflight.notes);
+  if (pack.note) notes.push(pack.note);
   try {
     for (const tenants of sizes) {
       const stack = `bench-${tenants}`;
@@ -331,14 +359,15 @@ export async function runPreviewBench(
       for (let run = 0; run < runs; run++) {
         // Alternating keeps drift on a shared machine from landing on one side only.
         for (const withPolicy of [true, false]) {
-          const policyArgs = withPolicy ? ["--policy-pack", path.join(repoRoot, "policies"), "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")] : [];
-          const result = await runCommand(pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: project, env, timeoutMs });
+          const policyArgs = withPolicy ? ["--policy-pack", pack.dir, "--policy-pack-config", path.join(repoRoot, "policies", "config", "prod.json")] : [];
+          const result = await sampledPreview(pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: project, env, timeoutMs });
+          row.plugins = maxPeak(row.plugins, result.plugins);
           if (result.code !== 0) {
             const why = result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}:\n${policyReport(result.stdout) || tail(result)}`;
             return { status: "failed", reason: `pulumi preview (${tenants} tenants, ${withPolicy ? "with" : "without"} the policy pack) ${why}`, notes, rows };
           }
           (withPolicy ? row.withPolicyMs : row.withoutPolicyMs).push(result.ms);
-          log(`preview ${tenants} tenants ${withPolicy ? "with" : "without"} policies: ${(result.ms / 1000).toFixed(1)} s`);
+          log(`preview ${tenants} tenants ${withPolicy ? "with" : "without"} policies: ${(result.ms / 1000).toFixed(1)} s, peak ${result.plugins.processes} plugin processes, ${(result.plugins.rssBytes / 2 ** 20).toFixed(0)} MiB`);
         }
       }
       row.medianWithPolicyMs = median(row.withPolicyMs);
@@ -348,8 +377,30 @@ export async function runPreviewBench(
     }
   } finally {
     rmSync(project, { recursive: true, force: true });
+    pack.cleanup();
   }
   return { status: "ran", mode: "real", label: realLabel, source, notes, method: previewMethod, rows };
+}
+
+/**
+ * The policy pack as `--policy-pack` takes it: the repository's policies/ with a CLI that can
+ * start it, or, with the offline toolchain's fallback Node.js language host (which cannot), the
+ * pack linked for the engine's legacy analyzer path (tests/legacy-policy-pack.ts), whose shim
+ * goes on `env`'s PATH. Same pack, same rules.
+ */
+export function policyPackFor(repoRoot: string, pulumi: string, env: NodeJS.ProcessEnv, notes: readonly string[]): { dir: string; note?: string; cleanup(): void } {
+  if (!notes.some((note) => note.includes("language host is the fallback"))) return { dir: path.join(repoRoot, "policies"), cleanup: () => undefined };
+  const scratch = standInScratch(repoRoot);
+  env.PATH = [scratch.bin, path.dirname(pulumi), path.dirname(process.execPath), env.PATH ?? ""].join(path.delimiter);
+  // The toolchain's env ignores plugins on PATH; the pack's analyzer shim is one.
+  delete env.PULUMI_IGNORE_AMBIENT_PLUGINS;
+  return {
+    dir: scratch.pack,
+    note: "the pack runs through the engine's legacy analyzer path (the toolchain's fallback language host cannot start it through --policy-pack policies)",
+    cleanup: () => {
+      rmSync(scratch.root, { recursive: true, force: true });
+    },
+  };
 }
 
 export const standInMethod =
@@ -458,7 +509,7 @@ export function policyReport(output: string): string {
   return [lines[start], ...(end < 0 ? rest : rest.slice(0, end))].join("\n").trimEnd();
 }
 
-function tail(result: CommandResult): string {
+export function tail(result: CommandResult): string {
   const text = `${result.stderr}\n${result.stdout}`.trim().split("\n").slice(-6).join(" | ");
   return text.length > 0 ? text : "(no output)";
 }
