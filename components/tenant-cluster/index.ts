@@ -235,14 +235,18 @@ export class TenantCluster extends pulumi.ComponentResource {
     // reconcileKubeconfig). So the output comes from a read of the live Secret, which the engine
     // performs at every preview and update, and skips while its id is unknown
     // (pulumi/pulumi@v3.248.0: pkg/resource/deploy/step.go, ReadStep.Apply). The id waits for the
-    // command: on a fresh stack's preview the read is deferred, at `up` it runs once the cluster is
-    // Available. pulumi-kubernetes reads "<namespace>/<name>" ids (pulumi/pulumi-kubernetes@v4.25.0:
+    // command's stdout, not its id: pulumi-command returns a known id even when it previews a new
+    // command (pulumi-command v1.2.1: provider/pkg/provider/local/commandController.go, Create),
+    // while its stdout stays unknown until it ran. So a new tenant's read is deferred at preview
+    // even when the management cluster's provider is known (an update, a shard stack), where a
+    // read of the not yet existing Secret would fail the preview; at `up` it runs once the cluster
+    // is Available. pulumi-kubernetes reads "<namespace>/<name>" ids (pulumi/pulumi-kubernetes@v4.25.0:
     // provider/pkg/provider/util.go, parseFqName), and @pulumi/kubernetes 4.32.0's Secret marks
     // `data` secret (core/v1/secret.ts, additionalSecretOutputs); the output is made secret anyway.
     const kubeconfigSecret = workloadKubeconfigSecret(tenant.name);
     const liveKubeconfig = k8s.core.v1.Secret.get(
       `${name}-kubeconfig-secret`,
-      kubeconfigCommand.id.apply(() => `${tenant.namespace}/${kubeconfigSecret.name}`),
+      pulumi.unsecret(kubeconfigCommand.stdout).apply(() => `${tenant.namespace}/${kubeconfigSecret.name}`),
       { parent: this, dependsOn: [kubeconfigCommand] },
     );
     this.kubeconfig = pulumi.secret(
