@@ -76,6 +76,9 @@ export async function runScaleBench(
     PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
     PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? localPassphrase,
     PULUMI_SKIP_UPDATE_CHECK: "true",
+    // The shards' Kubernetes provider gets the published kubeconfig of an unreachable API server;
+    // pulumi-kubernetes then answers reads (the tenants' kubeconfig Secret) as "gone" instead of failing.
+    PULUMI_K8S_DELETE_UNREACHABLE: "true",
   };
   const notes = [...preflight.notes];
   const pack = policyPackFor(repoRoot, preflight.pulumi, env, preflight.notes);
@@ -110,7 +113,7 @@ export async function runScaleBench(
     for (let run = 0; run < runs; run++) {
       const result = await sampledPreview(preflight.pulumi, ["preview", "--stack", stack, "--non-interactive", ...policyArgs], { cwd: project, env, timeoutMs });
       if (result.code !== 0) {
-        return `pulumi preview ${stack} (${tenants} tenants, with the pack) ${result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}:\n${policyReport(result.stdout) || tail(result)}`}`;
+        return `pulumi preview ${stack} (${tenants} tenants, with the pack) ${result.timedOut ? `timed out after ${timeoutMs / 1000} s` : `exit ${String(result.code)}:\n${[policyReport(result.stdout), `${result.stdout}\n${result.stderr}`.trim().split("\n").slice(-40).join("\n")].filter(Boolean).join("\n")}`}`;
       }
       row.ms.push(result.ms);
       if (result.plugins.rssBytes >= row.plugins.rssBytes) row.plugins = result.plugins;
@@ -149,6 +152,12 @@ export async function runScaleBench(
       if (created.code !== 0 || published.code !== 0) return { status: "failed", reason: `publishing ${managementStack}'s outputs failed: ${tail(created.code !== 0 ? created : published)}`, notes, rows };
       const { [configKeys.tenantHcloudTokens]: tokens, [configKeys.tenantRegistryCredentials]: _credentials, ...committed } = prod.config;
       writeFileSync(path.join(project, "stacks", `Pulumi.${managementStack}.yaml`), stringify({ ...salt, config: { ...committed, [configKeys.tenants]: [], [configKeys.shards]: shardStacks } }));
+      // A StackReference to a stack that does not exist fails the read (the engine's "unknown
+      // stack"), so the shards exist before the management stack lists them.
+      for (const stack of shardStacks) {
+        const shardInit = await runCommand(preflight.pulumi, ["stack", "init", stack, "--non-interactive"], { cwd: project, env, timeoutMs: 120_000 });
+        if (shardInit.code !== 0) return { status: "failed", reason: `pulumi stack init ${stack} failed: ${tail(shardInit)}`, notes, rows };
+      }
       const managementRow = await preview(managementStack, "management", 0);
       if (typeof managementRow === "string") return { status: "failed", reason: managementRow, notes, rows };
       row.stacks.push(managementRow);
