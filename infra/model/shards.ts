@@ -53,11 +53,13 @@ export interface FleetTenant {
 
 /**
  * Tenants one stack may hold. Derived from the bench's real-engine scale mode (docs/performance.md,
- * *Scale*): peak plugin RSS of a preview with the pack grows by about one hcloud plugin process per
- * tenant; `recommended` keeps it under the 4 GB a stack may use on a 7 GB hosted runner next to the
- * CLI, the language host and the pack; above `maximum` it would not fit a 16 GB runner.
+ * *Scale*): a preview with the pack runs one hcloud plugin process of about 58 MiB per tenant, next
+ * to about 160 MiB of other plugins, and the whole process tree grows by about 66 MiB per tenant
+ * from about 0.5 GiB. `recommended` keeps the plugins under 4 GB (about 3.6 GiB) and the tree
+ * under 5 GiB, so a stack fits a 7 GB hosted runner; above `maximum` the tree passes 13.5 GiB and
+ * no longer fits a 16 GB runner.
  */
-export const tenantsPerStack = { recommended: 40, maximum: 150 } as const;
+export const tenantsPerStack = { recommended: 60, maximum: 200 } as const;
 
 /**
  * The validation's verdict on a stack's tenant count: nothing, a warning, or a refusal. `ownLimit`
