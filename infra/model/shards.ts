@@ -54,10 +54,10 @@ export interface FleetTenant {
 /**
  * Tenants one stack may hold. Derived from the bench's real-engine scale mode (docs/performance.md,
  * *Scale*): a preview with the pack runs one hcloud plugin process of about 58 MiB per tenant, next
- * to about 160 MiB of other plugins, and the whole process tree grows by about 66 MiB per tenant
- * from about 0.5 GiB. `recommended` keeps the plugins under 4 GB (about 3.6 GiB) and the tree
- * under 5 GiB, so a stack fits a 7 GB hosted runner; above `maximum` the tree passes 13.5 GiB and
- * no longer fits a 16 GB runner.
+ * to about 160 MiB of other plugins, and the whole process tree grows by about 64 MiB per tenant
+ * from about 0.6 GiB. `recommended` keeps the plugins under 4 GB (about 3.5 GiB) and the tree
+ * under 5 GiB, so a stack fits a 7 GB hosted runner; above `maximum` the tree passes about 13 GiB
+ * and no longer fits a 16 GB runner next to the system.
  */
 export const tenantsPerStack = { recommended: 60, maximum: 200 } as const;
 
