@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { declaredOutputName } from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant-cluster";
-import { baselineFleet, deployedOutputs } from "../testing/baseline";
+import { importedOutputName, peerTenantVersionsOutputName } from "../../infra/model/shards";
+import { baselineFleet, deployedOutputs, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, engineViewOf, fixture, fixtureUrn, type FixtureResource } from "../testing/harness";
 import {
   classOf,
@@ -13,8 +14,10 @@ import {
   deployedManagementK3sVersion,
   installedVersions,
   isExempt,
+  isImported,
   k3sUpgradeTargets,
   parseGoBool,
+  peerTenantVersions,
   resourceTypes,
   selectorMatches,
   tenantOf,
@@ -263,5 +266,68 @@ describe("declaredView", () => {
     expect(view.find((resource) => resource.name === "cluster-payments")!.props).toEqual({});
     expect(view.find((resource) => resource.name === "cluster-edge")!.props).toEqual({});
     expect(view.find((resource) => resource.name === "cluster-analytics")!.props).toEqual(fixture(fleet, "cluster-analytics").props);
+  });
+});
+
+describe("declaredView in a shard stack (docs/architecture.md, Scaling out)", () => {
+  const viewOf = (fleet: FixtureResource[]) => declaredView(engineViewOf(fleet).forStackRules);
+
+  it("imports what the management stack's components declared, as resources of their own type and name, on which the reference's children depend", () => {
+    const view = viewOf(shardFleet());
+    const imported = view.filter(isImported);
+    expect(imported.map((resource) => `${resource.type}::${resource.name}`).sort()).toEqual(
+      [
+        `${resourceTypes.clusterClass}::cluster-class`,
+        `${resourceTypes.coreProvider}::core-provider`,
+        `${resourceTypes.extensionConfigPatch}::caren-ready`,
+        `${resourceTypes.helmRelease}::caren-release`,
+        `${resourceTypes.infrastructureProvider}::hetzner-provider`,
+        ...view.filter((resource) => resource.type.startsWith("kubernetes:operator.cluster.x-k8s.io/") && !["core-provider", "hetzner-provider"].includes(resource.name)).map((resource) => `${resource.type}::${resource.name}`),
+      ].sort(),
+    );
+    const baseline = baselineFleet();
+    const classView = imported.find((resource) => resource.name === "cluster-class")!;
+    expect(classView.props).toEqual(fixture(baseline, "cluster-class").props);
+    expect(classView.urn).toBe(fixtureUrn(fixture(baseline, "cluster-class")));
+    expect(classView.dependencies).toEqual([]);
+    expect(classView.isType({} as never)).toBe(false);
+    expect(classView.asType({} as never)).toBeUndefined();
+    const marker = view.find((resource) => resource.name === "shard-marker")!;
+    expect(isImported(marker)).toBe(false);
+    expect(marker.dependencies).toEqual(expect.arrayContaining(imported));
+    const cluster = view.find((resource) => resource.name === "cluster-payments")!;
+    expect(dependsOnTransitively(cluster, imported.find((resource) => resource.name === "caren-ready")!)).toBe(true);
+    expect(classOf(view, clusterView(cluster.props))?.kubernetesVersions.length).toBeGreaterThan(0);
+    expect(installedVersions(view).clusterApi).toBeDefined();
+    // Only the reference's children depend on the imports.
+    expect(view.find((resource) => resource.name === "tenant-payments")!.dependencies.filter(isImported)).toEqual([]);
+  });
+
+  it("keeps a resource of the stack rather than an import with the same URN, and skips entries without a URN", () => {
+    const fleet = shardFleet();
+    const reference = fixture(fleet, "management").outputs!;
+    const marker = fixture(fleet, "shard-marker");
+    reference[importedOutputName] = [{ urn: fixtureUrn(marker), props: { forged: true } }, { props: {} }, "text", ...(reference[importedOutputName] as unknown[])];
+    const view = viewOf(fleet);
+    expect(view.filter((resource) => resource.urn === fixtureUrn(marker))).toHaveLength(1);
+    expect(view.find((resource) => resource.urn === fixtureUrn(marker))!.props).toEqual(marker.props);
+    reference[importedOutputName] = "not a list";
+    expect(viewOf(fleet).filter(isImported)).toEqual([]);
+  });
+
+  it("imports nothing in a stack without a ManagementReference", () => {
+    expect(viewOf(baselineFleet()).filter(isImported)).toEqual([]);
+  });
+
+  it("reads the other stacks' tenant versions from the fleet's components only", () => {
+    const fleet = shardFleet({ analytics: "v1.36.1", broken: 3 as unknown as string });
+    fixture(fleet, "cluster-edge").props[peerTenantVersionsOutputName] = { forged: "v1.99.0" };
+    const deployed = fixture(fleet, "deployed-state");
+    deployed.outputs = { ...deployed.outputs, [peerTenantVersionsOutputName]: { other: "v1.30.0" } };
+    expect([...peerTenantVersions(viewOf(fleet))]).toEqual([
+      ["analytics", "v1.36.1"],
+      ["other", "v1.30.0"],
+    ]);
+    expect(peerTenantVersions(viewOf(baselineFleet())).size).toBe(0);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { baselineFleet } from "../testing/baseline";
+import { baselineFleet, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { fleetVersionDrift as rule } from "./fleet-version-drift";
 
@@ -37,5 +37,13 @@ describe("fleet-version-drift", () => {
     const violations = await evaluate([rule], baseline, { "fleet-version-drift": { maxMinorsBehind: 1 } });
     expect(violations).toHaveLength(1);
     expect(violations[0]!.message).toContain("v1.33.10 is 2 minors behind the newest tenant (at most 1)");
+  });
+
+  it("in a sharded fleet: measures against the newest tenant of every stack, and reports only this stack's tenants", async () => {
+    // analytics (v1.35) runs in another stack: this shard holds payments (v1.34) and edge (v1.33).
+    const fleet = shardFleet({ analytics: "v1.35.3", newer: "v1.36.1", unknown: "latest" }).filter((resource) => !resource.name.endsWith("analytics"));
+    const violations = await evaluate([rule], fleet);
+    expect(violations.map((violation) => violation.message)).toEqual([expect.stringContaining('tenant "edge" (Cluster tenant-edge/edge): v1.33.10 is 3 minors behind the newest tenant (at most 2)')]);
+    expect(await evaluate([rule], shardFleet({ analytics: "v1.35.3" }).filter((resource) => !resource.name.endsWith("analytics")))).toEqual([]);
   });
 });

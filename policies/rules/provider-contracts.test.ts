@@ -1,9 +1,17 @@
 import { describe, expect, it } from "vitest";
-import { baselineFleet } from "../testing/baseline";
+import { importedOutputName } from "../../infra/model/shards";
+import { baselineFleet, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { providerContracts as rule } from "./provider-contracts";
 
 const baseline = baselineFleet();
+
+/** The imported props of a platform fixture in a shard stack (what the management stack declared). */
+function imported(fleet: ReturnType<typeof shardFleet>, name: string): Record<string, unknown> {
+  const entries = fixture(fleet, "management").outputs![importedOutputName] as { urn: string; props: Record<string, unknown> }[];
+  return entries.find((entry) => entry.urn.endsWith(`::${name}`))!.props;
+}
+
 
 function withVersion(name: string, version: string) {
   const fleet = cloneFixtures(baseline);
@@ -48,5 +56,11 @@ describe("provider-contracts", () => {
     at(fixture(fleet, "hetzner-provider").props, "spec").version = "v1.2.0";
     const violations = await evaluate([rule], fleet);
     expect(violations.map((v) => v.message).join()).not.toContain("v1beta1");
+  });
+
+  it("leaves a shard stack's imported platform to the management stack that installs it", async () => {
+    const fleet = shardFleet();
+    at(imported(fleet, "core-provider"), "spec").version = "v1.16.0";
+    expect(await evaluate([rule], fleet)).toEqual([]);
   });
 });

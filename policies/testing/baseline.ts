@@ -7,6 +7,7 @@ import { hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-
 import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant-cluster";
 import { readStackConfig } from "../../tests/stack-files";
 import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, k3sTargetOutputName } from "../../infra/model/policy-facts";
+import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/shards";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
 
@@ -89,4 +90,37 @@ export function baselineFleet(): FixtureResource[] {
  */
 export function deployedOutputs(versions: Record<string, string>, managementK3sVersion?: string): Record<string, unknown> {
   return { [deployedVersionsOutputName]: versions, ...(managementK3sVersion === undefined ? {} : { [deployedManagementK3sVersionOutputName]: managementK3sVersion }) };
+}
+
+/** Fixtures of the platform: what a management stack declares and its shards import. */
+const platformFixtures = ["cluster-api", "core-provider", "hetzner-provider", "caren", "caren-release", "caren-ready", "hetzner-cluster-class", "cluster-class"];
+
+/**
+ * The baseline's tenants as a shard stack sees them (docs/architecture.md, Scaling out): no
+ * management cluster and no platform of its own, a ManagementReference component (`management`)
+ * whose outputs import what the platform's components declared (their URNs are the baseline's)
+ * and the other stacks' tenant versions (`peers`), and its marker (`shard-marker`), which every
+ * tenant's Cluster waits for instead of the class and CAREN's gate. Every rule passes on it.
+ */
+export function shardFleet(peers: Record<string, string> = {}): FixtureResource[] {
+  const fleet = baselineFleet();
+  const platformDeclared = fleet
+    .filter((resource) => platformFixtures.includes(resource.name) && resource.outputs?.[declaredOutputName] !== undefined)
+    .flatMap((resource) => resource.outputs?.[declaredOutputName] as unknown[]);
+  const managementOnly = new Set([...platformFixtures, "management", "k3s-upgrades", "server-1", "api-lb", "firewall"]);
+  const tenants = fleet
+    .filter((resource) => !managementOnly.has(resource.name) && !platformFixtures.includes(resource.parent ?? ""))
+    .map((resource) => (resource.type === resourceTypes.cluster ? { ...resource, dependsOn: ["shard-marker"] } : resource));
+  const markerProps = { metadata: { name: "capi-fleet-shard-test", namespace: "capi-fleet-system" } };
+  const marker: FixtureResource = { type: "kubernetes:core/v1:ConfigMap", name: "shard-marker", props: markerProps, parent: "management" };
+  return [
+    {
+      type: managementReferenceType,
+      name: "management",
+      props: {},
+      outputs: { [importedOutputName]: platformDeclared, [peerTenantVersionsOutputName]: peers, [declaredOutputName]: [{ urn: fixtureUrn(marker), props: markerProps }] },
+    },
+    marker,
+    ...tenants,
+  ];
 }
