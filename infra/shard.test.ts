@@ -6,6 +6,7 @@ import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import { loadStackConfig } from "./config";
 import { planTenantUpgradesOrStop } from "./deployed-state";
 import { createShard, managementKubeconfigOutputName, readManagementStack } from "./shard";
+import { readShardTenants } from "./shard-tenants";
 import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, tenantsPerStack, type FleetPlatform, type FleetTenant } from "./model/shards";
 import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig } from "./model/validate-fleet-config";
 
@@ -163,5 +164,33 @@ describe("the shard program", () => {
   it("hands the pack the other stacks' tenant versions", async () => {
     const registrations = await runShard(shardValues([edge]), published({ analytics: { stack: "organization/capi-fleet/prod-shard-b", namespace: "analytics", version: "v1.35.3" } }));
     expect(registrations.find((r) => r.type === managementReferenceType)!.outputs).toMatchObject({ peerTenantVersions: { analytics: "v1.35.3" } });
+  });
+});
+
+describe("a management stack with shards", () => {
+  const withShards = (shards: unknown) =>
+    parseFleetConfig({ stack: "prod", values: { ...prod.values, [configKeys.shards]: JSON.stringify(shards) }, secretKeys: new Set(prod.secretKeys), allowPlaceholderSecrets: true });
+
+  it("lists its shards by stack name, each once", () => {
+    expect(withShards(["prod-shard-a", "capi-fleet/prod-shard-b", "org/capi-fleet/prod-shard-c"]).shards).toEqual(["prod-shard-a", "capi-fleet/prod-shard-b", "org/capi-fleet/prod-shard-c"]);
+    expect(parseFleetConfig({ stack: "prod", values: prod.values, secretKeys: new Set(prod.secretKeys), allowPlaceholderSecrets: true }).shards).toEqual([]);
+    expect(problemsOf(() => withShards("prod-shard-a"))).toEqual(['shards: expected a list of stack names, got "prod-shard-a"']);
+    expect(problemsOf(() => withShards(["a b", 3, "prod-shard-a", "prod-shard-a"]))).toEqual([
+      'shards[0]: "a b" is not a stack name; allowed: stack, project/stack or organization/project/stack',
+      "shards[1]: 3 is not a stack name; allowed: stack, project/stack or organization/project/stack",
+      'shards[3]: "prod-shard-a" is listed twice',
+    ]);
+  });
+
+  it("reads which tenants each shard declares from its last outputs, with their namespaces and versions", async () => {
+    await installRecordingMocks("capi-fleet", "prod", true, {
+      tenantVersions: { analytics: { deployed: "v1.35.3", target: "v1.35.3", controlPlaneSteps: [], workerSteps: [] } },
+      tenantImmutables: { analytics: { namespace: "team-analytics", nodesCidr: "10.0.0.0/16", nodesSubnetCidr: "10.0.0.0/24", podsCidr: "10.244.0.0/16", servicesCidr: "10.96.0.0/12", firstRegion: "fsn1", kubeProxyReplacement: false } },
+    });
+    const fleet = await readShardTenants("org/capi-fleet/prod", { stack: "prod", tenants: [{ name: "payments", namespace: "payments" }] as never }, ["org/capi-fleet/prod-shard-b"]);
+    expect(fleet).toEqual({
+      payments: { stack: "org/capi-fleet/prod", namespace: "payments" },
+      analytics: { stack: "org/capi-fleet/prod-shard-b", namespace: "team-analytics", version: "v1.35.3" },
+    });
   });
 });
