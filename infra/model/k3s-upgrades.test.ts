@@ -6,7 +6,7 @@ import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
 import { moduleDir } from "../../tests/cluster-class-topology";
 import { catalog } from "./catalog";
-import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeAllowanceSeconds, k3sUpgradeProblem, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
+import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeAllowanceSeconds, k3sUpgradeProblem, systemUpgrade, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
 
 // The rule (docs.k3s.io/upgrades/manual): k3s upgrades one minor at a time and is never
 // downgraded in place; a release is vMAJOR.MINOR.PATCH+k3sN, newer N = newer build of that patch.
@@ -100,11 +100,12 @@ const tolerationProblem = (t: Toleration): string | undefined =>
   !t.key && t.operator !== "Exists" ? "an empty key needs operator Exists" : t.operator === "Exists" && t.value ? "Exists takes no value" : undefined;
 
 describe("k3sServerPlan's tolerations", () => {
-  const tolerations = (k3sServerPlan("v1.34.6+k3s1").spec as { tolerations: Toleration[] }).tolerations;
-  const toleratedBy = (taint: Taint) => tolerations.some((t) => tolerates(t, taint));
+  // Built inside each test, so per-test coverage (the mutation gate) attributes the Plan to it.
+  const tolerations = () => (k3sServerPlan("v1.34.6+k3s1").spec as { tolerations: Toleration[] }).tolerations;
+  const toleratedBy = (taint: Taint) => tolerations().some((t) => tolerates(t, taint));
 
   it("are valid for the API server", () => {
-    expect(tolerations.map(tolerationProblem).filter(Boolean)).toEqual([]);
+    expect(tolerations().map(tolerationProblem).filter(Boolean)).toEqual([]);
   });
 
   it("let the upgrade job onto servers with the taints dedicated k3s servers carry, whatever their value", () => {
@@ -128,6 +129,39 @@ describe("k3sServerPlan's tolerations", () => {
     ]) {
       expect(toleratedBy(taint), JSON.stringify(taint)).toBe(false);
     }
+  });
+});
+
+// Label selection, ported: k8s.io/apimachinery@v0.35.4: pkg/labels/selector.go (`In`: the label
+// exists and its value is listed). k3s labels every server node-role.kubernetes.io/control-plane=true
+// and gives agents no role label (k3s-io/k3s: pkg/server/server.go, setNodeLabelsAndAnnotations).
+type Requirement = { key: string; operator: string; values: string[] };
+const selects = (requirements: Requirement[], labels: Record<string, string>) =>
+  requirements.every((r) => r.operator === "In" && r.key in labels && r.values.includes(labels[r.key]!));
+
+describe("k3sServerPlan's targets", () => {
+  const plan = () => k3sServerPlan("v1.34.6+k3s1") as { apiVersion: string; kind: string; metadata: { name: string; namespace: string }; spec: Record<string, unknown> };
+
+  it("is the Plan the controller the installer deploys watches, upgrading with the k3s-upgrade image", () => {
+    const { apiVersion, kind, metadata, spec } = plan();
+    expect({ apiVersion, kind, metadata }).toEqual({ apiVersion: systemUpgrade.apiVersion, kind: "Plan", metadata: { name: systemUpgrade.serverPlanName, namespace: systemUpgrade.namespace } });
+    expect(spec["upgrade"]).toEqual({ image: systemUpgrade.k3sUpgradeImage });
+    expect(spec["serviceAccountName"]).toBe(systemUpgrade.serviceAccount);
+  });
+
+  it("selects every k3s server and nothing else", () => {
+    const { matchExpressions } = plan().spec["nodeSelector"] as { matchExpressions: Requirement[] };
+    expect(selects(matchExpressions, { "node-role.kubernetes.io/control-plane": "true", "node-role.kubernetes.io/master": "true" })).toBe(true);
+    expect(selects(matchExpressions, {})).toBe(false);
+    expect(selects(matchExpressions, { "node-role.kubernetes.io/control-plane": "false" })).toBe(false);
+  });
+
+  it("cordons and drains each server first, as `kubectl drain` must to finish on a k3s server (DaemonSet pods stay, emptyDir pods go)", () => {
+    const { cordon, drain } = plan().spec as { cordon: boolean; drain: { ignoreDaemonSets: boolean; deleteEmptydirData: boolean } };
+    // Without these two flags kubectl drain refuses nodes with DaemonSet or emptyDir pods
+    // (k8s.io/kubectl: pkg/drain/filters.go, daemonSetFilter and localStorageFilter), and every
+    // k3s server runs DaemonSet pods (svclb, the CCM's) and metrics-server with an emptyDir.
+    expect({ cordon, ignoreDaemonSets: drain.ignoreDaemonSets, deleteEmptydirData: drain.deleteEmptydirData }).toEqual({ cordon: true, ignoreDaemonSets: true, deleteEmptydirData: true });
   });
 });
 
