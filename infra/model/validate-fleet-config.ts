@@ -1036,28 +1036,36 @@ function rangeSizeProblems(tenant: TenantSettings, at: string): ConfigProblem[] 
 
 /**
  * Server types and images can only be confirmed by Hetzner's API; names outside the catalog's
- * lists are warnings (a new server type, a snapshot or a CAPH image label can be fine).
+ * lists are warnings (a new server type, a snapshot or a CAPH image label can be fine). The two
+ * checks push into `warnings`.
  */
-function hcloudNameWarnings(settings: FleetSettings): ConfigProblem[] {
-  const warnings: ConfigProblem[] = [];
+function hcloudNameChecks(warnings: ConfigProblem[]) {
   const serverTypes: readonly string[] = catalog.hcloud.serverTypes;
   const images: readonly string[] = catalog.hcloud.systemImages;
-  const serverType = (path: string, value: string) => {
-    if (!serverTypes.includes(value)) {
-      warnings.push({
-        path,
-        message: `${formatValue(value)} is not an hcloud server type this release knows (catalog.ts hcloud.serverTypes); Hetzner's API decides: check \`hcloud server-type list\` and that it is offered in the location`,
-      });
-    }
+  return {
+    serverType: (path: string, value: string) => {
+      if (!serverTypes.includes(value)) {
+        warnings.push({
+          path,
+          message: `${formatValue(value)} is not an hcloud server type this release knows (catalog.ts hcloud.serverTypes); Hetzner's API decides: check \`hcloud server-type list\` and that it is offered in the location`,
+        });
+      }
+    },
+    image: (path: string, value: string) => {
+      if (!images.includes(value)) {
+        warnings.push({
+          path,
+          message: `${formatValue(value)} is not a system image this release knows (${images.join(", ")}); fine if it names your own snapshot or image label, otherwise servers will not be created`,
+        });
+      }
+    },
   };
-  const image = (path: string, value: string) => {
-    if (!images.includes(value)) {
-      warnings.push({
-        path,
-        message: `${formatValue(value)} is not a system image this release knows (${images.join(", ")}); fine if it names your own snapshot or image label, otherwise servers will not be created`,
-      });
-    }
-  };
+}
+
+/** {@link hcloudNameChecks} for the management servers and every tenant. */
+function hcloudNameWarnings(settings: FleetSettings): ConfigProblem[] {
+  const warnings: ConfigProblem[] = [];
+  const { serverType, image } = hcloudNameChecks(warnings);
   const management = settings.management;
   if (management.mode === "hetzner") {
     serverType("management.serverType", management.serverType);
@@ -1066,27 +1074,10 @@ function hcloudNameWarnings(settings: FleetSettings): ConfigProblem[] {
   return [...warnings, ...tenantNameWarnings(settings.tenants)];
 }
 
-/** {@link hcloudNameWarnings} for the tenants' server types and images. */
+/** {@link hcloudNameChecks} for the tenants' server types and images. */
 function tenantNameWarnings(tenants: FleetSettings["tenants"]): ConfigProblem[] {
   const warnings: ConfigProblem[] = [];
-  const serverTypes: readonly string[] = catalog.hcloud.serverTypes;
-  const images: readonly string[] = catalog.hcloud.systemImages;
-  const serverType = (path: string, value: string) => {
-    if (!serverTypes.includes(value)) {
-      warnings.push({
-        path,
-        message: `${formatValue(value)} is not an hcloud server type this release knows (catalog.ts hcloud.serverTypes); Hetzner's API decides: check \`hcloud server-type list\` and that it is offered in the location`,
-      });
-    }
-  };
-  const image = (path: string, value: string) => {
-    if (!images.includes(value)) {
-      warnings.push({
-        path,
-        message: `${formatValue(value)} is not a system image this release knows (${images.join(", ")}); fine if it names your own snapshot or image label, otherwise servers will not be created`,
-      });
-    }
-  };
+  const { serverType, image } = hcloudNameChecks(warnings);
   tenants.forEach((tenant, index) => {
     const at = `tenants[${index}]`;
     serverType(`${at}.controlPlane.machineType`, tenant.controlPlane.machineType);
