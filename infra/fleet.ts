@@ -115,25 +115,16 @@ export function createFleet(
     { providers: [cluster.provider], dependsOn: [platform.caren] },
   );
   const adminCidrs = management.mode === "hetzner" ? management.adminCidrs : [];
-  const tenants = new Map(
-    config.tenants.map((tenant, index) => {
-      const warning = tenantSshKeyWarning(tenant, index);
-      if (warning) void pulumi.log.warn(warning);
-      return [
-        tenant.name,
-        createTenant(tenant, {
-          provider: cluster.provider,
-          managementKubeconfig: cluster.kubeconfig,
-          clusterClass: clusterClass.clusterClass,
-          carenReady: platform.caren.ready,
-          fluxInstance: platform.flux.instance,
-          dependsOn: [clusterClass],
-          deletionProtection: management.deletionProtection,
-          adminCidrs,
-        }),
-      ];
-    }),
-  );
+  const tenants = createTenants(config.tenants, {
+    provider: cluster.provider,
+    managementKubeconfig: cluster.kubeconfig,
+    clusterClass: clusterClass.clusterClass,
+    carenReady: platform.caren.ready,
+    fluxInstance: platform.flux.instance,
+    dependsOn: [clusterClass],
+    deletionProtection: management.deletionProtection,
+    adminCidrs,
+  });
   new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion, ...(peerTenantVersions ? { peerTenantVersions } : {}) });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {
@@ -182,6 +173,17 @@ export interface TenantContext {
 }
 
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
+/** Every tenant of a stack by name, each after its warning when it has no SSH key. */
+export function createTenants(tenants: readonly Tenant[], context: TenantContext): Map<string, TenantCluster> {
+  return new Map(
+    tenants.map((tenant, index) => {
+      const warning = tenantSshKeyWarning(tenant, index);
+      if (warning) void pulumi.log.warn(warning);
+      return [tenant.name, createTenant(tenant, context)];
+    }),
+  );
+}
+
 export function createTenant(tenant: Tenant, context: TenantContext): TenantCluster {
   const { hcloudToken, registryCredentials, ...settings } = tenant;
   return new TenantCluster(

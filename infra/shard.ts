@@ -7,9 +7,8 @@ import { DeployedState } from "../components/deployed-state";
 import { ManagementReference } from "../components/management-reference";
 import type { TenantCluster } from "../components/tenant-cluster";
 import type { ShardConfig } from "./config";
-import { createTenant } from "./fleet";
+import { createTenants } from "./fleet";
 import { fleetPlatformFrom, fleetPlatformOutputName, fleetTenantsFrom, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/shards";
-import { tenantSshKeyWarning } from "./model/tenant-firewall";
 import { tenantImmutablesOutput } from "./model/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade } from "./model/tenant-upgrades";
 import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
@@ -86,27 +85,18 @@ export function createShard(config: ShardConfig, self: string, management: Manag
     { managementStack: management.name, shardStack: self, platform, peerTenantVersions: peerTenantVersions(self, management.fleetTenants), tenants: config.tenants },
     { providers: [provider] },
   );
-  const tenants = new Map(
-    config.tenants.map((tenant, index) => {
-      const warning = tenantSshKeyWarning(tenant, index);
-      if (warning) void pulumi.log.warn(warning);
-      return [
-        tenant.name,
-        createTenant(tenant, {
-          provider,
-          managementKubeconfig: management.kubeconfig,
-          // The management stack's `up` awaited the class and CAREN's discovery before it
-          // published fleetPlatform; the marker makes the tenants wait for the reference.
-          clusterClass: reference,
-          carenReady: reference,
-          fluxInstance: platform.gitops ? reference : undefined,
-          dependsOn: [reference],
-          deletionProtection: platform.deletionProtection,
-          adminCidrs: platform.adminCidrs,
-        }),
-      ];
-    }),
-  );
+  const tenants = createTenants(config.tenants, {
+    provider,
+    managementKubeconfig: management.kubeconfig,
+    // The management stack's `up` awaited the class and CAREN's discovery before it
+    // published fleetPlatform; the marker makes the tenants wait for the reference.
+    clusterClass: reference,
+    carenReady: reference,
+    fluxInstance: platform.gitops ? reference : undefined,
+    dependsOn: [reference],
+    deletionProtection: platform.deletionProtection,
+    adminCidrs: platform.adminCidrs,
+  });
   new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {

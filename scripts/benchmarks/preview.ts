@@ -202,6 +202,16 @@ async function proxyRefusal(plugin: PluginPin): Promise<string> {
 /** The passphrase of the committed stack files' placeholder secrets (scripts/preview's default). */
 export const localPassphrase = "capi-fleet-local-preview";
 
+/** The CLI's environment for previews in a temporary project: its file backend, the local passphrase, no update check. */
+export function previewEnvironment(base: NodeJS.ProcessEnv | undefined, project: string): NodeJS.ProcessEnv {
+  return {
+    ...base,
+    PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
+    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? localPassphrase,
+    PULUMI_SKIP_UPDATE_CHECK: "true",
+  };
+}
+
 /**
  * A stack file for N generated tenants, from the prod stack file: its encryptionsalt and
  * encrypted placeholders are reused (every tenant token is prod's first placeholder, which a
@@ -334,12 +344,7 @@ export async function runPreviewBench(
   }
   const pulumi = preflight.pulumi ?? "pulumi";
   const project = temporaryProject(repoRoot);
-  const env: NodeJS.ProcessEnv = {
-    ...preflight.env,
-    PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
-    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? localPassphrase,
-    PULUMI_SKIP_UPDATE_CHECK: "true",
-  };
+  const env = previewEnvironment(preflight.env, project);
   const timeoutMs = options.timeoutMs ?? 20 * 60_000;
   const prodStack = readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8");
   const rows: PreviewRow[] = [];

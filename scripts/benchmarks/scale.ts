@@ -12,7 +12,7 @@ import { declaredOutputName, type DeclaredResource } from "../../infra/model/pol
 import { generatedTenants } from "./fleet-generator";
 import type { PluginPeak } from "./plugin-sampler";
 import type { DumpedRegistration } from "./program-run";
-import { generatedStackFile, localPassphrase, policyPackFor, policyReport, previewPreflight, runCommand, sampledPreview, tail, temporaryProject } from "./preview";
+import { generatedStackFile, policyPackFor, policyReport, previewEnvironment, previewPreflight, runCommand, sampledPreview, tail, temporaryProject } from "./preview";
 
 /** One stack's preview with the pack. */
 export interface ScaleStackRow {
@@ -72,10 +72,7 @@ export async function runScaleBench(
   const timeoutMs = options.timeoutMs ?? 60 * 60_000;
   const project = temporaryProject(repoRoot);
   const env: NodeJS.ProcessEnv = {
-    ...preflight.env,
-    PULUMI_BACKEND_URL: `file://${path.join(project, "state")}`,
-    PULUMI_CONFIG_PASSPHRASE: process.env.PULUMI_CONFIG_PASSPHRASE ?? localPassphrase,
-    PULUMI_SKIP_UPDATE_CHECK: "true",
+    ...previewEnvironment(preflight.env, project),
     // The shards' Kubernetes provider gets the published kubeconfig of an unreachable API server;
     // pulumi-kubernetes then answers reads (the tenants' kubeconfig Secret) as "gone" instead of failing.
     PULUMI_K8S_DELETE_UNREACHABLE: "true",
