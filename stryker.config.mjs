@@ -12,7 +12,7 @@ const config = {
   ],
   testRunner: "vitest",
   // The repo's vitest config, shortest test file first; forks as there: Pulumi's runtime keeps per-process state.
-  // scripts/mutation.mjs runs a quick pass (unit tests only) before the whole suite; see that file.
+  // tools/mutation.mjs runs a quick pass (unit tests only) before the whole suite; see that file.
   vitest: {
     configFile: process.env.CAPI_FLEET_MUTATION_PASS === "quick" ? "vitest.mutation.quick.config.mts" : "vitest.mutation.config.mts",
     pool: "forks",
@@ -29,21 +29,21 @@ const config = {
   // re-run each; they are reported as Ignored, not counted.
   ignoreStatic: true,
   incremental: true,
-  // A local file (reports/ is ignored); CI seeds it from .ci/mutation-baseline.json (scripts/mutation-gate.mjs).
+  // A local file (reports/ is ignored); CI seeds it from .ci/mutation-baseline.json (tools/mutation-gate.mjs).
   incrementalFile: "reports/stryker-incremental.json",
   // The whole suite starts real API servers, controllers and the Pulumi engine: allow for a busy
   // machine. The quick pass's unit tests take seconds; a mutant that loops then costs 15 s, not 60.
   timeoutMS: process.env.CAPI_FLEET_MUTATION_PASS === "quick" ? 15_000 : 60_000,
   dryRunTimeoutMinutes: 60,
   concurrency: 2,
-  disableTypeChecks: "{infra,components,policies,tests,scripts}/**/*.{ts,mts}",
+  disableTypeChecks: "{infra,components,policies,tests,scripts,tools}/**/*.{ts,mts}",
   // Local state and build output are not needed in the sandbox.
   ignorePatterns: ["bin", "coverage", ".pulumi-home", ".pulumi-state"],
   reporters: ["clear-text", "html", "json", "progress"],
   htmlReporter: { fileName: "reports/mutation/index.html" },
   jsonReporter: { fileName: "reports/mutation/mutation.json" },
   clearTextReporter: { allowColor: false, logTests: false, reportTests: false, reportScoreTable: true, reportMutants: false },
-  // break: CI's gate (scripts/mutation-gate.mjs) fails below it, for the touched files together and each one;
+  // break: CI's gate (tools/mutation-gate.mjs) fails below it, for the touched files together and each one;
   // docs/testing.md says why 85. Raise it as the score rises.
   thresholds: { high: 95, low: 85, break: 85 },
 };

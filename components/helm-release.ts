@@ -1,6 +1,6 @@
 import * as k8s from "@pulumi/kubernetes";
 import type * as pulumi from "@pulumi/pulumi";
-import type { HelmChartPin } from "../infra/model/catalog";
+import type { HelmChartPin } from "../infra/model/versions/catalog";
 
 /** Where and how one pinned chart is installed. */
 export interface PinnedReleaseArgs {

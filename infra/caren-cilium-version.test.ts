@@ -3,8 +3,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
 import { carenCiliumVersionPatch, carenNamespace, carenValues } from "../components/caren";
-import { carenCiliumAddonKey, carenHelmAddonsConfigMap } from "./model/caren-helm-addons";
-import { catalog } from "./model/catalog";
+import { carenCiliumAddonKey, carenHelmAddonsConfigMap } from "./model/platform/caren-helm-addons";
+import { catalog } from "./model/versions/catalog";
 import { carenChartDir } from "../tests/caren-variables";
 import { runStack } from "../tests/fleet-run";
 import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../tests/kube-apiserver";
@@ -12,7 +12,7 @@ import type { Registration } from "../tests/pulumi-mocks";
 import { skipIfDeclared } from "../tests/unverified";
 
 // The fleet's Cilium version reaches CAREN through one key of CAREN's helm-addons ConfigMap
-// (infra/model/caren-helm-addons.ts). The program's ConfigMapPatch is applied to a real
+// (infra/model/platform/caren-helm-addons.ts). The program's ConfigMapPatch is applied to a real
 // kube-apiserver over a ConfigMap created the way Helm creates the chart's: does server-side
 // apply set only that key, and does it need the force the patch asks for?
 

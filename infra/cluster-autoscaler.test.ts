@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { byType, runStack, waitsFor } from "../tests/fleet-run";
 import { type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
-import { catalog } from "./model/catalog";
+import { catalog } from "./model/versions/catalog";
 
 // The cluster autoscaler each prod tenant with an autoscaled pool gets, under mocks: where it is
 // installed, what it waits for, and that no kubeconfig reaches its values.

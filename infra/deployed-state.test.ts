@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
-import { catalog } from "./model/catalog";
+import { catalog } from "./model/versions/catalog";
 
 // The whole program, fed its own last outputs through the StackReference it reads: plans
 // start from what runs, and an impossible one stops the program before anything else is

@@ -1,16 +1,16 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { FleetConfig } from "./config";
-import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
-import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant-immutables";
-import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/tenant-upgrades";
-import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/k3s-upgrades";
-import { etcdSnapshotConfigOutputName } from "./model/etcd-snapshots";
-import { deployedServerTypesFrom, managementServerTypesOutputName, serverTypeChangeProblem } from "./model/management-server-type";
+import { FleetConfigError, type ConfigProblem } from "./model/config/validate-fleet-config";
+import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant/tenant-immutables";
+import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/versions/tenant-upgrades";
+import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/management/k3s-upgrades";
+import { etcdSnapshotConfigOutputName } from "./model/management/etcd-snapshots";
+import { deployedServerTypesFrom, managementServerTypesOutputName, serverTypeChangeProblem } from "./model/management/management-server-type";
 
-export { tenantImmutablesOutputName } from "./model/tenant-immutables";
-export { tenantVersionsOutputName } from "./model/tenant-upgrades";
-export { managementK3sVersionOutputName } from "./model/k3s-upgrades";
-export { managementServerTypesOutputName } from "./model/management-server-type";
+export { tenantImmutablesOutputName } from "./model/tenant/tenant-immutables";
+export { tenantVersionsOutputName } from "./model/versions/tenant-upgrades";
+export { managementK3sVersionOutputName } from "./model/management/k3s-upgrades";
+export { managementServerTypesOutputName } from "./model/management/management-server-type";
 
 /** What the last successful update of this stack deployed, per tenant. */
 export interface DeployedState {

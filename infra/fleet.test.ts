@@ -7,7 +7,7 @@ import { countByType, installRecordingMocks, valueOf, type Registration } from "
 import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import { loadFleetConfig } from "./config";
 import type { FleetOutputs } from "./fleet";
-import { catalog } from "./model/catalog";
+import { catalog } from "./model/versions/catalog";
 import { k3sUpgradesType } from "./model/policy-facts";
 
 const isProtected = (resource: pulumi.Resource) => (resource as unknown as { __protect?: boolean }).__protect === true;

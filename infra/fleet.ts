@@ -10,12 +10,12 @@ import { K3sUpgrades } from "../components/k3s-upgrades";
 import { ManagementCluster } from "../components/management-cluster";
 import { TenantCluster } from "../components/tenant-cluster";
 import type { FleetConfig, Tenant } from "./config";
-import { apiVersions } from "./model/cluster-api-kinds";
-import { networkZoneOf } from "./model/fleet-config";
-import type { FleetPlatform } from "./model/shards";
-import { tenantSshKeyWarning } from "./model/tenant-firewall";
-import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant-immutables";
-import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/tenant-upgrades";
+import { apiVersions } from "./model/platform/cluster-api-kinds";
+import { networkZoneOf } from "./model/config/fleet-config";
+import type { FleetPlatform } from "./model/config/shards";
+import { tenantSshKeyWarning } from "./model/tenant/tenant-firewall";
+import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant/tenant-immutables";
+import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/versions/tenant-upgrades";
 
 /** The platform components, for callers (and tests) that attach more to them. */
 export interface Platform {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { providerSpec } from "../components/cluster-api";
 import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
 import type { Registration } from "../tests/pulumi-mocks";
-import { clusterApiProviders, githubTokenVariable } from "./model/cluster-api-providers";
+import { clusterApiProviders, githubTokenVariable } from "./model/platform/cluster-api-providers";
 
 // cluster-api-operator fetches each provider's release from GitHub; with `githubToken` set,
 // every provider's configSecret carries it, and it stays a secret end to end.

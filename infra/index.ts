@@ -12,9 +12,9 @@ import {
   tenantVersionsOutputName,
 } from "./deployed-state";
 import { createFleet } from "./fleet";
-import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/etcd-snapshots";
-import { fleetPlatformOutputName, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/shards";
-import { FleetConfigError } from "./model/validate-fleet-config";
+import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/management/etcd-snapshots";
+import { fleetPlatformOutputName, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/config/shards";
+import { FleetConfigError } from "./model/config/validate-fleet-config";
 import { createShard, readManagementStack } from "./shard";
 import { readShardTenants } from "./shard-tenants";
 

@@ -2,8 +2,8 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { managementK3sVersionOutputName } from "./deployed-state";
-import { catalog } from "./model/catalog";
-import { parseK3sVersion } from "./model/kubernetes-version";
+import { catalog } from "./model/versions/catalog";
+import { parseK3sVersion } from "./model/versions/kubernetes-version";
 import { deployedStateType } from "./model/policy-facts";
 
 // The whole program (infra/index.ts), fed its own last `managementK3sVersion` output through the

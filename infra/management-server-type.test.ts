@@ -3,7 +3,7 @@ import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
 import { managementServerTypesOutputName as outputName } from "./deployed-state";
-import { deployedServerTypesFrom, serverTypeChangeProblem } from "./model/management-server-type";
+import { deployedServerTypesFrom, serverTypeChangeProblem } from "./model/management/management-server-type";
 
 // The whole program (infra/index.ts), fed its own last outputs through the StackReference it
 // reads. A changed management.serverType would have the provider power off every server at once

@@ -14,10 +14,10 @@ import { coalesceValues } from "../tests/helm-values";
 import { fakeHcloudToken } from "../tests/stack-files";
 import { skipIfDeclared } from "../tests/unverified";
 import type { FleetOutputs } from "./fleet";
-import { carenExtensionNames } from "./model/caren-extensions";
-import { catalog, type HelmChartPin } from "./model/catalog";
-import { clusterApiOperatorValues, clusterApiProviders } from "./model/cluster-api-providers";
-import { reservedNamespaces } from "./model/platform-namespaces";
+import { carenExtensionNames } from "./model/platform/caren-extensions";
+import { catalog, type HelmChartPin } from "./model/versions/catalog";
+import { clusterApiOperatorValues, clusterApiProviders } from "./model/platform/cluster-api-providers";
+import { reservedNamespaces } from "./model/platform/platform-namespaces";
 
 const releaseType = "kubernetes:helm.sh/v3:Release";
 const providerType = (kind: string) => `kubernetes:operator.cluster.x-k8s.io/v1alpha2:${kind}`;

@@ -2,10 +2,10 @@
 // outputs, and publishes the whole fleet's tenants (`fleetTenants`) for its shards and the pack.
 import * as pulumi from "@pulumi/pulumi";
 import type { FleetConfig } from "./config";
-import { fleetTenantsOf, type FleetTenant } from "./model/shards";
-import { deployedImmutablesFrom, tenantImmutablesOutputName } from "./model/tenant-immutables";
-import { deployedVersionsFrom, tenantVersionsOutputName } from "./model/tenant-upgrades";
-import { FleetConfigError } from "./model/validate-fleet-config";
+import { fleetTenantsOf, type FleetTenant } from "./model/config/shards";
+import { deployedImmutablesFrom, tenantImmutablesOutputName } from "./model/tenant/tenant-immutables";
+import { deployedVersionsFrom, tenantVersionsOutputName } from "./model/versions/tenant-upgrades";
+import { FleetConfigError } from "./model/config/validate-fleet-config";
 
 /**
  * The fleet's tenants: this stack's (with the versions its last update deployed, none for new

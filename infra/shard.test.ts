@@ -7,8 +7,8 @@ import { loadStackConfig } from "./config";
 import { planTenantUpgradesOrStop } from "./deployed-state";
 import { createShard, managementKubeconfigOutputName, readManagementStack } from "./shard";
 import { readShardTenants } from "./shard-tenants";
-import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, tenantsPerStack, type FleetPlatform, type FleetTenant } from "./model/shards";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig } from "./model/validate-fleet-config";
+import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, tenantsPerStack, type FleetPlatform, type FleetTenant } from "./model/config/shards";
+import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig } from "./model/config/validate-fleet-config";
 
 // A shard stack: tenants only, on the management stack's cluster (docs/architecture.md, Scaling out).
 

@@ -8,10 +8,10 @@ import { ManagementReference } from "../components/management-reference";
 import type { TenantCluster } from "../components/tenant-cluster";
 import type { ShardConfig } from "./config";
 import { createTenants } from "./fleet";
-import { fleetPlatformFrom, fleetPlatformOutputName, fleetTenantsFrom, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/shards";
-import { tenantImmutablesOutput } from "./model/tenant-immutables";
-import { tenantVersionsOutput, type TenantUpgrade } from "./model/tenant-upgrades";
-import { FleetConfigError, type ConfigProblem } from "./model/validate-fleet-config";
+import { fleetPlatformFrom, fleetPlatformOutputName, fleetTenantsFrom, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/config/shards";
+import { tenantImmutablesOutput } from "./model/tenant/tenant-immutables";
+import { tenantVersionsOutput, type TenantUpgrade } from "./model/versions/tenant-upgrades";
+import { FleetConfigError, type ConfigProblem } from "./model/config/validate-fleet-config";
 
 /** The management stack's output with its admin kubeconfig (secret). */
 export const managementKubeconfigOutputName = "managementKubeconfig";

@@ -6,7 +6,7 @@ import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
 import { engineViewOfRegistrations } from "../tests/policy-resources";
 import type { Registration } from "../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
-import { tenantServerLabelSelector } from "./model/tenant-firewall";
+import { tenantServerLabelSelector } from "./model/tenant/tenant-firewall";
 
 // Each tenant's firewall under mocks: in the tenant's own Hetzner project (its provider and
 // token), applied to exactly the servers CAPH labels as that tenant's, before the Cluster.

@@ -5,7 +5,7 @@ import { deletePropagationPolicy } from "../tests/pulumi-kubernetes-delete";
 import { liveObjects, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import type { FleetOutputs } from "./fleet";
-import { clusterClassName } from "./model/hetzner-cluster-class";
+import { clusterClassName } from "./model/platform/hetzner-cluster-class";
 
 // The tenants of the committed stacks under mocks: what each one registers, in which order
 // Pulumi will delete it, and that tokens and kubeconfigs stay secret.

@@ -29,7 +29,7 @@ import path from "node:path";
 import { clearTimeout, setTimeout } from "node:timers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
-import { HttpError, KubeconfigError, NetworkError, kubeRequest, parseKubeconfig } from "./lib/kube-client.mjs";
+import { HttpError, KubeconfigError, NetworkError, kubeRequest, parseKubeconfig } from "../components/kube-client.mjs";
 
 const program = "fleet-backup";
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -45,13 +45,13 @@ a ClusterClass. Restore: clusterctl move --from-directory <directory> --to-kubec
   --stack <stack>     read the management kubeconfig from the stack output managementKubeconfig
                       (pulumi stack output --show-secrets; kept in a 0600 temp file, then removed)
   --kubeconfig <file> use this kubeconfig instead (its current context)
-  --clusterctl <path> the clusterctl binary (default: $CLUSTERCTL, else the one scripts/capi-toolchain
+  --clusterctl <path> the clusterctl binary (default: $CLUSTERCTL, else the one tools/capi-toolchain
                       built for the catalog's Cluster API version)
   --timeout <seconds> give up after this long (default 600); the API is probed first (15 s)
 
 Exit codes: 0 backed up; 1 refused or failed (nothing usable written); 2 bad usage.`;
 
-const clusterctlHint = "build it with scripts/capi-toolchain build (4-10 minutes), or pass --clusterctl <path>";
+const clusterctlHint = "build it with tools/capi-toolchain build (4-10 minutes), or pass --clusterctl <path>";
 
 /** @param {string} message */
 function log(message) {
@@ -133,13 +133,13 @@ function run(file, args, timeoutMs, env = process.env) {
   });
 }
 
-/** The catalog's Cluster API version and where scripts/capi-toolchain keeps its build, from its `pins`. */
+/** The catalog's Cluster API version and where tools/capi-toolchain keeps its build, from its `pins`. */
 async function toolchainPins() {
-  const pins = await run(path.join(repoRoot, "scripts", "capi-toolchain"), ["pins"], 30_000);
-  if (pins.code !== 0) fail(`scripts/capi-toolchain pins failed: ${pins.stderr.trim().slice(-500)}`);
+  const pins = await run(path.join(repoRoot, "tools", "capi-toolchain"), ["pins"], 30_000);
+  if (pins.code !== 0) fail(`tools/capi-toolchain pins failed: ${pins.stderr.trim().slice(-500)}`);
   const version = /^version: (\S+)$/m.exec(pins.stdout)?.[1];
   const cache = /^cache: (.+)$/m.exec(pins.stdout)?.[1];
-  if (!version || !cache) fail("scripts/capi-toolchain pins printed no version or cache directory");
+  if (!version || !cache) fail("tools/capi-toolchain pins printed no version or cache directory");
   return { version, cache };
 }
 
@@ -191,7 +191,7 @@ async function kubeconfigFile(options) {
 
 /**
  * Items of a cluster-wide list, or undefined when the API does not serve it.
- * @param {import("./lib/kube-client.mjs").KubeTarget} target
+ * @param {import("../components/kube-client.mjs").KubeTarget} target
  * @param {string} apiPath
  * @param {number} timeoutMs
  * @returns {Promise<{ metadata?: { name?: string, namespace?: string }, spec?: Record<string, unknown> }[] | undefined>}
@@ -216,7 +216,7 @@ async function listAll(target, apiPath, timeoutMs) {
  * cluster.x-k8s.io/cluster-name: the CA, etcd, service-account, proxy and kubeconfig Secrets
  * KCP generates). clusterctl skips an object silently when an owner of it is not moved
  * (cmd/clusterctl/client/cluster/mover.go, getMoveSequence), so this is checked, not assumed.
- * @param {import("./lib/kube-client.mjs").KubeTarget} target
+ * @param {import("../components/kube-client.mjs").KubeTarget} target
  * @param {{ metadata?: { name?: string, namespace?: string }, spec?: Record<string, unknown> }[]} clusters
  * @param {string[]} files
  * @returns {Promise<string[]>}
@@ -296,7 +296,7 @@ async function main() {
   const clusterctl = await locateClusterctl(options.clusterctl);
   const kubeconfig = await kubeconfigFile(options);
 
-  /** @type {import("./lib/kube-client.mjs").KubeTarget} */
+  /** @type {import("../components/kube-client.mjs").KubeTarget} */
   let target;
   try {
     target = parseKubeconfig(readFileSync(kubeconfig, "utf8"), options.kubeconfig ? `--kubeconfig ${options.kubeconfig}` : `the stack output managementKubeconfig of ${options.stack ?? ""}`);

@@ -16,7 +16,7 @@
  * 2 missing environment or bad usage.
  */
 import { URL } from "node:url";
-import { HttpError, NetworkError, httpRequest, requireEnv, requestTimeoutMs, statusReason } from "./lib/kube-client.mjs";
+import { HttpError, NetworkError, httpRequest, requireEnv, requestTimeoutMs, statusReason } from "../components/kube-client.mjs";
 
 const program = "hcloud-leftovers";
 const usage = `usage: HCLOUD_TOKEN=<tenant project token> node scripts/${program}.mjs

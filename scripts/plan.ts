@@ -10,13 +10,13 @@ import { gunzipSync } from "node:zlib";
 import path from "node:path";
 import { parseArgs } from "node:util";
 import { parse } from "yaml";
-import { catalog } from "../infra/model/catalog";
-import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/tenant-upgrades";
-import { formatUpgradeCampaign } from "../infra/model/upgrade-report";
-import { stackConfigFromFile } from "../infra/model/stack-file";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, projectName } from "../infra/model/validate-fleet-config";
-import { tenantVersionsOutputName } from "../infra/model/tenant-upgrades";
-import { parseKubernetesVersion } from "../infra/model/kubernetes-version";
+import { catalog } from "../infra/model/versions/catalog";
+import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/versions/tenant-upgrades";
+import { formatUpgradeCampaign } from "../infra/model/versions/upgrade-report";
+import { stackConfigFromFile } from "../infra/model/config/stack-file";
+import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, projectName } from "../infra/model/config/validate-fleet-config";
+import { tenantVersionsOutputName } from "../infra/model/versions/tenant-upgrades";
+import { parseKubernetesVersion } from "../infra/model/versions/kubernetes-version";
 
 const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-]
 

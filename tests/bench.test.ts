@@ -5,18 +5,18 @@ import { Script } from "node:vm";
 import semver from "semver";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
-import { validateKubernetesVersionsList } from "../infra/model/upgrade-plan";
-import { configKeys, parseFleetConfig } from "../infra/model/validate-fleet-config";
-import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../scripts/benchmarks/fleet-generator";
-import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions, workerRolloutsLowerBound } from "../scripts/benchmarks/planner";
-import { choosePreview, generatedStackFile, parseExports, parseToolchainPins, policyReport, programPlugins } from "../scripts/benchmarks/preview";
-import { parsePolicyViolations, policyShare, standInPlan, standInProgramFile } from "../scripts/benchmarks/stand-in";
-import { benchExitCode, checkTargets, formatTable, gibibyte, median } from "../scripts/benchmarks/stats";
+import { catalog } from "../infra/model/versions/catalog";
+import { validateKubernetesVersionsList } from "../infra/model/versions/upgrade-plan";
+import { configKeys, parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../tools/benchmarks/fleet-generator";
+import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions, workerRolloutsLowerBound } from "../tools/benchmarks/planner";
+import { choosePreview, generatedStackFile, parseExports, parseToolchainPins, policyReport, programPlugins } from "../tools/benchmarks/preview";
+import { parsePolicyViolations, policyShare, standInPlan, standInProgramFile } from "../tools/benchmarks/stand-in";
+import { benchExitCode, checkTargets, formatTable, gibibyte, median } from "../tools/benchmarks/stats";
 import { buildGoProgram } from "./go-programs";
 import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
 
-// The pure parts of `npm run bench` (scripts/bench.ts); the benchmark itself is not a test.
+// The pure parts of `npm run bench` (tools/bench.ts); the benchmark itself is not a test.
 
 const validated = (tenants: number) => {
   const { values, secretKeys } = generatedStackConfig(readStackConfig("prod"), tenants, fakeHcloudToken);
@@ -171,8 +171,8 @@ describe("planner bench", () => {
 });
 
 describe("preview preflight parsing", () => {
-  it("reads the plugin pins and the host pin from scripts/toolchain", () => {
-    const script = readFileSync(path.join(repoRoot, "scripts", "toolchain"), "utf8");
+  it("reads the plugin pins and the host pin from tools/toolchain", () => {
+    const script = readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8");
     const pins = parseToolchainPins(`${script}\npinset-key: p\ncache: /c/pulumi-p\n`);
     expect(programPlugins(repoRoot, pins.plugins).map((plugin) => plugin.name).sort()).toEqual(["command", "hcloud", "kubernetes"]);
     expect(pins.plugins.map((plugin) => `${plugin.name}@${plugin.version}`)).toContain("kubernetes@4.25.0");
@@ -181,7 +181,7 @@ describe("preview preflight parsing", () => {
     expect(pins.cache).toBe("/c/pulumi-p");
   });
 
-  it("reads scripts/toolchain env's exports", () => {
+  it("reads tools/toolchain env's exports", () => {
     expect(parseExports("# note\nexport PATH=/a:/b\nexport PULUMI_HOME=/h\\ x\n")).toEqual({ PATH: "/a:/b", PULUMI_HOME: "/h x" });
   });
 });

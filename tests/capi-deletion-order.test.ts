@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect } from "vitest";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { conditionOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { loopTest } from "./capi-loop-test";
 import { runStack } from "./fleet-run";

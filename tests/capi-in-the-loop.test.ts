@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { catalog } from "../infra/model/catalog";
-import { carenExtensionNames } from "../infra/model/caren-extensions";
-import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../infra/model/caren-helm-addons";
-import { autoscalerAnnotations } from "../infra/model/cluster-autoscaler";
-import { platformNamespaces } from "../infra/model/platform-namespaces";
-import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant-firewall";
-import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/tenant-upgrades";
+import { catalog } from "../infra/model/versions/catalog";
+import { carenExtensionNames } from "../infra/model/platform/caren-extensions";
+import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../infra/model/platform/caren-helm-addons";
+import { autoscalerAnnotations } from "../infra/model/platform/cluster-autoscaler";
+import { platformNamespaces } from "../infra/model/platform/platform-namespaces";
+import { caphServerOwnershipLabel, tenantServerLabelSelector } from "../infra/model/tenant/tenant-firewall";
+import { isUpgradeProblem, planTenantUpgrade } from "../infra/model/versions/tenant-upgrades";
 import { createNamespacesOf, dependencyOrder, eventually, conditionOf, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { loopTest } from "./capi-loop-test";
 import { runStack } from "./fleet-run";
@@ -508,7 +508,7 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
   });
 
   // An autoscaled pool (prod's analytics md-0): its MachineDeployment topology has the autoscaler's
-  // bounds and no replicas (infra/model/cluster-autoscaler.ts). CAPI copies the topology's
+  // bounds and no replicas (infra/model/platform/cluster-autoscaler.ts). CAPI copies the topology's
   // annotations onto the MachineDeployment and sets replicas only from the topology
   // (sigs.k8s.io/cluster-api@v1.12.10: exp/topology/desiredstate/desired_state.go,
   // computeMachineDeployment); its webhook defaults a new MachineDeployment's replicas to minSize
@@ -629,7 +629,7 @@ describe(`Cluster API ${catalog.clusterApi.version} in the loop: the fleet's Clu
   }, 3 * reconcileTimeoutMs);
 
   // The fleet's Cilium version reaches CAREN through its helm-addons ConfigMap
-  // (infra/model/caren-helm-addons.ts), which CAREN's Cilium handler reads only inside its
+  // (infra/model/platform/caren-helm-addons.ts), which CAREN's Cilium handler reads only inside its
   // AfterControlPlaneInitialized and BeforeClusterUpgrade hooks
   // (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: pkg/handlers/lifecycle/cni/cilium/handler.go).
   // A ConfigMap is nothing CAPI watches, so changing it calls no hook: running tenants get the new

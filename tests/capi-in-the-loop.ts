@@ -4,7 +4,7 @@ import { closeSync, cpSync, existsSync, mkdtempSync, openSync, readdirSync, read
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { freePort, kubeApiServerBinaries, kubeControllerManagerBinary, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import { carenDiscoveredVariables, readCarenSchemas } from "./caren-variables";
@@ -16,7 +16,7 @@ import { crdSources, crdsIn, readSource, type Crd, type SourceResult } from "./u
 
 // Cluster API's own controllers and webhooks in the loop: kube-apiserver + etcd (tests/kube-apiserver.ts),
 // the upstream CRDs, and CAPI's core, kubeadm bootstrap and kubeadm control-plane managers built from
-// sigs.k8s.io/cluster-api at the catalog's version (scripts/capi-toolchain), all on loopback with random
+// sigs.k8s.io/cluster-api at the catalog's version (tools/capi-toolchain), all on loopback with random
 // ports and one temp dir, always stopped; logs are kept when a test failed.
 //
 // How the managers are wired, as CAPI's kustomize would on a cluster (sigs.k8s.io/cluster-api@v1.12.10):
@@ -30,7 +30,7 @@ import { crdSources, crdsIn, readSource, type Crd, type SourceResult } from "./u
 // - optionally (`garbageCollector`), kube-controller-manager from the API server's own version
 //   running only its garbage collector, for foreground/background deletion as on a real cluster.
 
-/** The binaries scripts/capi-toolchain builds. */
+/** The binaries tools/capi-toolchain builds. */
 export interface CapiBinaries {
   capiManager: string;
   kubeadmBootstrapManager: string;
@@ -44,7 +44,7 @@ export interface CapiBinaries {
   buildInfo: string;
 }
 
-const capiToolchain = path.join(repoRoot, "scripts", "capi-toolchain");
+const capiToolchain = path.join(repoRoot, "tools", "capi-toolchain");
 
 /** Builds the managers at the catalog's CAPI version if needed (first run: minutes) and returns their paths. */
 export function capiBinaries(timeoutMs: number, version: string = catalog.clusterApi.version): Promise<CapiBinaries> {
@@ -60,7 +60,7 @@ export function capiBinaries(timeoutMs: number, version: string = catalog.cluste
     child.on("error", reject);
     child.on("close", (code, signal) => {
       if (code !== 0) {
-        reject(new Error(`scripts/capi-toolchain paths ${version} failed (${signal ? `killed by ${signal}` : `exit ${code}`}):\n${stderr.slice(-3000)}`));
+        reject(new Error(`tools/capi-toolchain paths ${version} failed (${signal ? `killed by ${signal}` : `exit ${code}`}):\n${stderr.slice(-3000)}`));
         return;
       }
       const vars = Object.fromEntries(
@@ -71,7 +71,7 @@ export function capiBinaries(timeoutMs: number, version: string = catalog.cluste
       );
       const need = (key: string): string => {
         const value = vars[key];
-        if (!value) throw new Error(`scripts/capi-toolchain paths printed no ${key}`);
+        if (!value) throw new Error(`tools/capi-toolchain paths printed no ${key}`);
         return value;
       };
       try {
@@ -466,7 +466,7 @@ async function startLoop<E extends LoopExtension>(options: StartOptions, starter
       const child = spawn("timeout", ["--kill-after=10", String(maxLifetimeSeconds), spec.binary(capi), ...args], {
         cwd: work,
         stdio: ["ignore", fd, fd],
-        // scripts/capi-toolchain builds them with this one-line overlay: the webhook server on loopback only.
+        // tools/capi-toolchain builds them with this one-line overlay: the webhook server on loopback only.
         env: { ...process.env, CAPI_WEBHOOK_HOST: "127.0.0.1" },
       });
       closeSync(fd);

@@ -1,17 +1,17 @@
 import { mkdtempSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { buildWithoutProxy, runToolchainScript, scratchDir } from "./script-harness";
 
-// scripts/capi-toolchain without building anything: its version comes from the catalog (no second
+// tools/capi-toolchain without building anything: its version comes from the catalog (no second
 // literal), a bad version or a missing Go fails at once with a clear message, and an unreachable
 // proxy fails fast without leaving a half-built cache that looks finished.
 
 const scratch = scratchDir("capi-toolchain-test");
 const run = (args: string[], env: Record<string, string> = {}, withGo = true) => runToolchainScript("capi-toolchain", args, env, withGo);
 
-describe("scripts/capi-toolchain", () => {
+describe("tools/capi-toolchain", () => {
   it("takes its version from the catalog, and the cache key from the version and the pins", () => {
     const { code, output } = run(["pins"]);
     expect(code).toBe(0);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { catalog } from "../infra/model/catalog";
-import { carenPreflightSkipAnnotation } from "../infra/model/caren-extensions";
-import { ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesKey } from "../infra/model/caren-cluster-config";
+import { catalog } from "../infra/model/versions/catalog";
+import { carenPreflightSkipAnnotation } from "../infra/model/platform/caren-extensions";
+import { ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesKey } from "../infra/model/tenant/caren-cluster-config";
 import { conditionOf, createNamespacesOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiWithExtension, type CapiLoopWith, type KubeObject } from "./capi-in-the-loop";
 import { carenBinary, readCarenChart, startRealCaren, type RealCaren } from "./caren-in-the-loop";
 import { runStack } from "./fleet-run";

@@ -3,8 +3,8 @@ import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSyn
 import path from "node:path";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
 import { carenValues } from "../components/caren";
-import { catalog } from "../infra/model/catalog";
-import { platformNamespaces } from "../infra/model/platform-namespaces";
+import { catalog } from "../infra/model/versions/catalog";
+import { platformNamespaces } from "../infra/model/platform/platform-namespaces";
 import type { ExtensionContext, KubeObject, LoopExtension } from "./capi-in-the-loop";
 import { carenChartDir } from "./caren-variables";
 import { coalesceValues } from "./helm-values";

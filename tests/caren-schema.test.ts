@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { carenClusterConfigSchema } from "../infra/model/hetzner-cluster-class";
+import { carenClusterConfigSchema } from "../infra/model/platform/hetzner-cluster-class";
 import { carenConfigKind, readCarenSchemas, withoutUniqueItems, type CarenSchemas } from "./caren-variables";
 import { objectOf } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";

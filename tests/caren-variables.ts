@@ -1,5 +1,5 @@
-import { catalog } from "../infra/model/catalog";
-import { carenSchemaProviders, type CarenSchemaProvider } from "../infra/model/caren-extensions";
+import { catalog } from "../infra/model/versions/catalog";
+import { carenSchemaProviders, type CarenSchemaProvider } from "../infra/model/platform/caren-extensions";
 import { upstreamDir, type Upstream } from "./upstream";
 import { readSource, type Crd, type CrdSource } from "./upstream-crds";
 

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterAutoscalerRbac, clusterAutoscalerServiceAccount } from "../infra/model/cluster-autoscaler";
+import { clusterAutoscalerRbac, clusterAutoscalerServiceAccount } from "../infra/model/platform/cluster-autoscaler";
 import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer, type KubeResponse } from "./kube-apiserver";
 import { crdSources, readSource, sourceOfGroup, type Crd } from "./upstream-crds";
 import { skipIfDeclared } from "./unverified";
 
 /**
- * The cluster autoscaler's RBAC (infra/model/cluster-autoscaler.ts, as components/cluster-autoscaler
+ * The cluster autoscaler's RBAC (infra/model/platform/cluster-autoscaler.ts, as components/cluster-autoscaler
  * creates it) against a real kube-apiserver with RBAC authorization: the ServiceAccount, Role and
  * RoleBinding are applied in a tenant namespace, the upstream MachineDeployment and
  * HCloudMachineTemplate CRDs are installed (CAPI v1.12.10 and CAPH v1.1.8 at the catalog's
@@ -19,7 +19,7 @@ import { skipIfDeclared } from "./unverified";
  *
  * Not here: the chart and the autoscaler binary themselves (no chart repository or image
  * registry is reachable from tests); the chart's values are checked against a reading of its
- * templates in infra/model/cluster-autoscaler.test.ts.
+ * templates in infra/model/platform/cluster-autoscaler.test.ts.
  */
 
 const tenant = "tenant-analytics";
@@ -67,7 +67,7 @@ async function autoscalerToken(): Promise<string> {
 
 /** A request with the autoscaler's ServiceAccount token (the scripts' client, as the API server's other tests use it). */
 async function asAutoscaler(method: string, path: string, body?: unknown, contentType?: string): Promise<{ status: number; json: Record<string, unknown>; reason: string }> {
-  const { kubeRequest } = await import("../scripts/lib/kube-client.mjs");
+  const { kubeRequest } = await import("../components/kube-client.mjs");
   const bearer = await autoscalerToken();
   return (await kubeRequest({ ...A().target, token: bearer }, method, path, { timeoutMs: 30_000, body, contentType })) as { status: number; json: Record<string, unknown>; reason: string };
 }

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { applyJsonPatch, type JsonPatch } from "./cluster-class-patches";
 import { buildGoProgram, cacheRoot } from "./go-programs";
 import { goModule, upstreamDir } from "./upstream";
@@ -55,7 +55,7 @@ export function buildGoTemplateRenderer(): GoTemplateRenderer {
   };
 }
 
-/** The cache root of scripts/kube-apiserver-toolchain and scripts/toolchain. */
+/** The cache root of tools/kube-apiserver-toolchain and tools/toolchain. */
 
 /** The CRD documents of a YAML file, parsed once per file content (a CRD of CAPI's kubeadm kinds is 400 kB of YAML). */
 function crdsOfFile(file: string): Crd[] {

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml } from "yaml";
-import { clusterApiProviders, type ProviderKind } from "../infra/model/cluster-api-providers";
+import { clusterApiProviders, type ProviderKind } from "../infra/model/platform/cluster-api-providers";
 import { sourceOfGroup, type Crd, type CrdSource, type SourceResult } from "./upstream-crds";
 
 // What the fleet's provider install puts on the CRDs, for tests that run `clusterctl move`.

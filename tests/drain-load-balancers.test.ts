@@ -6,11 +6,11 @@ import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { buildKubeconfig } from "../infra/model/kubeconfig";
+import { buildKubeconfig } from "../infra/model/management/kubeconfig";
 import { repoRoot } from "./stack-files";
 import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
-// Runs scripts/drain-load-balancers.mjs as a process against three real local servers:
+// Runs components/tenant-cluster/drain-load-balancers.mjs as a process against three real local servers:
 // - the management API (TLS, client certificate required, like k3s) serving the CAPI
 //   `<cluster>-kubeconfig` Secret,
 // - the workload API (TLS, bearer token) with an in-memory Service list and a fake hcloud
@@ -193,7 +193,7 @@ async function listen(server: http.Server): Promise<number> {
 
 beforeAll(async () => {
   ({ dir } = localServerCertificate("drain-load-balancers"));
-  const pki = await import("../scripts/management-pki.mjs");
+  const pki = await import("../components/management-cluster/management-pki.mjs");
   const { clientCa } = await pki.issueAuthorities();
   const admin = await pki.issueAdminCertificate(clientCa);
   adminKeyPem = admin.keyPem;

@@ -8,7 +8,7 @@ import { runNodeScript, scratchDir, type ScriptRun } from "./script-harness";
 import { repoRoot } from "./stack-files";
 
 // scripts/fleet-backup.mjs (`npm run backup`) where it must refuse, run as a process with the real
-// clusterctl (scripts/capi-toolchain) and a real kube-apiserver (tests/kube-apiserver.ts) without
+// clusterctl (tools/capi-toolchain) and a real kube-apiserver (tests/kube-apiserver.ts) without
 // Cluster API, then with only CAPI's Cluster CRD (sigs.k8s.io/cluster-api@v1.12.10:
 // config/crd/bases/cluster.x-k8s.io_clusters.yaml) and no Cluster. The backup itself and its
 // restore are tested with CAPI's managers in tests/fleet-backup.test.ts.
@@ -77,7 +77,7 @@ describe("npm run backup refuses clearly, before writing anything", () => {
     const none = await run(["--to", path.join(dir, "b"), "--kubeconfig", kubeconfig, "--clusterctl", path.join(dir, "no-clusterctl")]);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain("no clusterctl at");
-    expect(none.stderr).toContain("scripts/capi-toolchain build");
+    expect(none.stderr).toContain("tools/capi-toolchain build");
 
     // Stand-in for another release of clusterctl: a script that answers `version -o short` as one would.
     const older = path.join(dir, "clusterctl-v1.11");

@@ -5,8 +5,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
 import { fluxNamespace } from "../components/flux";
-import { catalog } from "../infra/model/catalog";
-import { clusterApiProviders } from "../infra/model/cluster-api-providers";
+import { catalog } from "../infra/model/versions/catalog";
+import { clusterApiProviders } from "../infra/model/platform/cluster-api-providers";
 import { eventually, conditionOf, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
 import { startGitHttpServer, type GitHttpServer } from "./git-http-server";
@@ -15,7 +15,7 @@ import type { Registration } from "./pulumi-mocks";
 import { repoRoot } from "./stack-files";
 import { goModule } from "./upstream";
 
-// Flux's own source-controller and kustomize-controller (scripts/flux-toolchain builds them from the
+// Flux's own source-controller and kustomize-controller (tools/flux-toolchain builds them from the
 // Go module proxy at the versions the catalog's Flux distribution ships) run the GitRepositories and
 // Kustomizations the prod stack registers, exactly as registered (collected under mocks), with only
 // the repository URL pointed at a local Git server (tests/git-http-server.ts: Git's own
@@ -122,10 +122,10 @@ async function must(response: Promise<{ status: number; json: Record<string, unk
   return got;
 }
 
-/** The Flux controllers' binaries and modules, from scripts/flux-toolchain (built on first use). */
+/** The Flux controllers' binaries and modules, from tools/flux-toolchain (built on first use). */
 function fluxToolchain(): Record<string, string> {
-  const run = spawnSync(path.join(repoRoot, "scripts", "flux-toolchain"), ["paths"], { encoding: "utf8", timeout: buildTimeoutMs, stdio: ["ignore", "pipe", "inherit"] });
-  if (run.status !== 0) throw new Error(`scripts/flux-toolchain paths failed (${run.error?.message ?? `exit ${run.status}`})`);
+  const run = spawnSync(path.join(repoRoot, "tools", "flux-toolchain"), ["paths"], { encoding: "utf8", timeout: buildTimeoutMs, stdio: ["ignore", "pipe", "inherit"] });
+  if (run.status !== 0) throw new Error(`tools/flux-toolchain paths failed (${run.error?.message ?? `exit ${run.status}`})`);
   return Object.fromEntries(run.stdout.split("\n").filter((line) => line.includes("=")).map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]));
 }
 

@@ -1,17 +1,17 @@
 import { mkdtempSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { buildWithoutProxy, runToolchainScript, scratchDir } from "./script-harness";
 
-// scripts/flux-toolchain without building anything: its versions come from the catalog (no second
+// tools/flux-toolchain without building anything: its versions come from the catalog (no second
 // literal), a missing Go fails at once, and an unreachable proxy fails fast without leaving a
 // half-built cache that looks finished. The build itself runs in tests/flux-in-the-loop.test.ts.
 
 const scratch = scratchDir("flux-toolchain-test");
 const run = (args: string[], env: Record<string, string> = {}, withGo = true) => runToolchainScript("flux-toolchain", args, env, withGo);
 
-describe("scripts/flux-toolchain", () => {
+describe("tools/flux-toolchain", () => {
   it("takes both controller versions from the catalog, and keys its cache on them", () => {
     const { code, output } = run(["pins"]);
     expect(code).toBe(0);

@@ -6,8 +6,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { catalog } from "../infra/model/catalog";
-import { systemUpgrade, systemUpgradeInstallerScript } from "../infra/model/k3s-upgrades";
+import { catalog } from "../infra/model/versions/catalog";
+import { systemUpgrade, systemUpgradeInstallerScript } from "../infra/model/management/k3s-upgrades";
 import { byType, runStack } from "./fleet-run";
 import { runToolchain, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import { runNodeScript } from "./script-harness";
@@ -15,7 +15,7 @@ import { repoRoot } from "./stack-files";
 import { crdSources, readSource } from "./upstream-crds";
 
 /**
- * The system-upgrade-controller installer (scripts/install-system-upgrade-controller.mjs)
+ * The system-upgrade-controller installer (components/k3s-upgrades/install-system-upgrade-controller.mjs)
  * against a real kube-apiserver: it downloads a release manifest through a redirect, applies
  * every object with server-side apply, and waits for a CRD to be Established.
  *
@@ -202,7 +202,7 @@ describe("install-system-upgrade-controller.mjs against a real kube-apiserver", 
     const module = readSource(crdSources.find((candidate) => candidate.module === "github.com/rancher/system-upgrade-controller")!);
     if (!("crds" in module)) throw new Error(module.unavailable);
     const kubectl = /^KUBECTL=(.+)$/m.exec(await runToolchain(["paths"], 60_000))?.[1];
-    if (!kubectl) throw new Error("scripts/kube-apiserver-toolchain paths printed no KUBECTL");
+    if (!kubectl) throw new Error("tools/kube-apiserver-toolchain paths printed no KUBECTL");
     // kustomize refuses an absolute base: the overlay names the module relative to itself.
     const overlay = mkdtempSync(path.join(tmpdir(), "suc-release-"));
     try {

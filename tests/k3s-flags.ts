@@ -1,6 +1,6 @@
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { closestMatch } from "../infra/model/text";
+import { closestMatch } from "../infra/model/config/text";
 import { goModule } from "./upstream";
 
 /**

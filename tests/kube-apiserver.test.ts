@@ -23,7 +23,7 @@ const offline = () => ({
   CAPI_FLEET_CACHE: mkdtempSync(path.join(scratch, "cache-")),
 });
 
-describe("scripts/kube-apiserver-toolchain", () => {
+describe("tools/kube-apiserver-toolchain", () => {
   it("fails at once without Go, naming what is needed", () => {
     const { code, output } = run(["build"], {}, false);
     expect(code).toBe(1);

@@ -7,10 +7,10 @@ import { freePort as takePort } from "./ports";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
 
-// A real kube-apiserver + etcd for tests: built from Go modules by scripts/kube-apiserver-toolchain
+// A real kube-apiserver + etcd for tests: built from Go modules by tools/kube-apiserver-toolchain
 // (cached outside the repo), started on loopback with ports from freePort() and a temp dir, always cleaned up.
 
-/** The binaries and their versions, as `scripts/kube-apiserver-toolchain paths` prints them. */
+/** The binaries and their versions, as `tools/kube-apiserver-toolchain paths` prints them. */
 export interface KubeApiServerBinaries {
   kubeApiserver: string;
   etcd: string;
@@ -30,14 +30,14 @@ export interface KubeResponse {
 /** A running API server. */
 export interface KubeApiServer {
   url: string;
-  /** What the scripts' client (scripts/lib/kube-client.mjs) needs to reach it as an admin. */
+  /** What the scripts' client (components/kube-client.mjs) needs to reach it as an admin. */
   target: { server: string; cluster: string; ca: string; token: string; insecure: false };
   binaries: KubeApiServerBinaries;
   request(method: string, apiPath: string, body?: unknown, contentType?: string): Promise<KubeResponse>;
   stop(): Promise<void>;
 }
 
-const toolchainScript = path.join(repoRoot, "scripts", "kube-apiserver-toolchain");
+const toolchainScript = path.join(repoRoot, "tools", "kube-apiserver-toolchain");
 
 /**
  * Runs the toolchain script and resolves its stdout. With `echo`, its progress (stderr) also
@@ -59,7 +59,7 @@ export function runToolchain(args: string[], timeoutMs: number, echo = false): P
       else
         reject(
           new Error(
-            `scripts/kube-apiserver-toolchain ${args.join(" ")} failed (${signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit ${code}`}):\n${stderr.slice(-3000)}`,
+            `tools/kube-apiserver-toolchain ${args.join(" ")} failed (${signal ? `killed by ${signal} after ${timeoutMs} ms` : `exit ${code}`}):\n${stderr.slice(-3000)}`,
           ),
         );
     });
@@ -76,7 +76,7 @@ export async function kubeApiServerBinaries(timeoutMs: number): Promise<KubeApiS
   );
   const need = (key: string): string => {
     const value = vars[key];
-    if (!value) throw new Error(`scripts/kube-apiserver-toolchain paths printed no ${key}`);
+    if (!value) throw new Error(`tools/kube-apiserver-toolchain paths printed no ${key}`);
     return value;
   };
   return {
@@ -97,7 +97,7 @@ export async function kubeControllerManagerBinary(timeoutMs: number): Promise<{ 
   );
   const binary = vars.KUBE_CONTROLLER_MANAGER;
   const version = vars.KUBE_CONTROLLER_MANAGER_VERSION;
-  if (!binary || !version) throw new Error("scripts/kube-apiserver-toolchain controller-manager printed no KUBE_CONTROLLER_MANAGER or no KUBE_CONTROLLER_MANAGER_VERSION");
+  if (!binary || !version) throw new Error("tools/kube-apiserver-toolchain controller-manager printed no KUBE_CONTROLLER_MANAGER or no KUBE_CONTROLLER_MANAGER_VERSION");
   return { path: binary, version };
 }
 
@@ -234,7 +234,7 @@ export async function startKubeApiServer(
     const payload = body === undefined ? undefined : JSON.stringify(body);
     if (payload !== undefined) headers["Content-Type"] = contentType;
     // The scripts' client (hard timeout on every request); an ES module, so imported dynamically.
-    const { httpRequest } = await import("../scripts/lib/kube-client.mjs");
+    const { httpRequest } = await import("../components/kube-client.mjs");
     const response = await httpRequest(new URL(`${url}${apiPath}`), {
       method,
       headers,

@@ -4,7 +4,7 @@ import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from ".
 /**
  * The scripts' Kubernetes client against a real kube-apiserver: a DELETE's DeleteOptions travel
  * in its body, and Node frames no DELETE body without a Content-Length. Without it the API
- * server never saw the UID precondition scripts/drain-load-balancers.mjs sends, so a Service
+ * server never saw the UID precondition components/tenant-cluster/drain-load-balancers.mjs sends, so a Service
  * replaced under the same name would have been deleted too.
  */
 
@@ -23,7 +23,7 @@ describe("kubeRequest DELETE with DeleteOptions (the drain's UID precondition)",
 
   it("is refused by the API server when the UID does not match, and deletes when it does", async () => {
     if (!server) throw new Error("no API server");
-    const { kubeRequest } = await import("../scripts/lib/kube-client.mjs");
+    const { kubeRequest } = await import("../components/kube-client.mjs");
     const created = await server.request("POST", "/api/v1/namespaces/default/configmaps", { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "drain-precondition" } });
     expect(created.status).toBe(201);
     const uid = (created.json.metadata as { uid: string }).uid;

@@ -6,9 +6,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
 
 // The script is ESM (node runs it directly); this test file is CommonJS, hence the dynamic import.
-let pki: typeof import("../scripts/management-pki.mjs", { with: { "resolution-mode": "import" } });
+let pki: typeof import("../components/management-cluster/management-pki.mjs", { with: { "resolution-mode": "import" } });
 beforeAll(async () => {
-  pki = await import("../scripts/management-pki.mjs");
+  pki = await import("../components/management-cluster/management-pki.mjs");
 });
 
 const run = promisify(execFile);

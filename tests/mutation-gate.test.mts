@@ -1,7 +1,7 @@
-// The mutation gate's per-file rule (scripts/mutation-gate.mjs): StrykerJS's own break applies to
+// The mutation gate's per-file rule (tools/mutation-gate.mjs): StrykerJS's own break applies to
 // the touched files together, so a weakened file must fail even next to a well-tested one.
 import { describe, expect, it } from "vitest";
-import { filesBelow } from "../scripts/mutation-gate.mjs";
+import { filesBelow } from "../tools/mutation-gate.mjs";
 
 const file = (statuses: string[]) => ({ mutants: statuses.map((status) => ({ status })) });
 

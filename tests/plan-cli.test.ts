@@ -5,8 +5,8 @@ import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { parse, stringify } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
-import { parseFleetConfig } from "../infra/model/validate-fleet-config";
+import { catalog } from "../infra/model/versions/catalog";
+import { parseFleetConfig } from "../infra/model/config/validate-fleet-config";
 import { readStackConfig } from "./stack-files";
 import { repoRoot } from "./stack-files";
 

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { pluginNameOf, sampleTree, startPluginSampler } from "../scripts/benchmarks/plugin-sampler";
-import { chunks, declaredPlatformOf } from "../scripts/benchmarks/scale";
+import { pluginNameOf, sampleTree, startPluginSampler } from "../tools/benchmarks/plugin-sampler";
+import { chunks, declaredPlatformOf } from "../tools/benchmarks/scale";
 
 // The bench's plugin sampler (scale mode) on real processes: a shell whose children pose as
 // resource plugins by their argv[0], as the engine starts them (pulumi-resource-<name>).

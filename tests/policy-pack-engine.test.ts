@@ -3,12 +3,12 @@ import { rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { offlineEngineScratch } from "./legacy-policy-pack";
 import { repoRoot } from "./stack-files";
 
 /**
- * The policy pack inside the real Pulumi engine (CLI built by scripts/toolchain): the engine
+ * The policy pack inside the real Pulumi engine (CLI built by tools/toolchain): the engine
  * starts the pack, validates policies/config/<stack>.json against the rules' schemas, sends
  * each resource's inputs and fails the preview on a mandatory violation.
  *
@@ -54,7 +54,7 @@ const preview = (config: string, extra: NodeJS.ProcessEnv = {}) =>
   pulumi(["preview", "--non-interactive", "--policy-pack", path.join(scratch, "pack"), "--policy-pack-config", config], extra);
 
 beforeAll(async () => {
-  const toolchain = path.join(repoRoot, "scripts", "toolchain");
+  const toolchain = path.join(repoRoot, "tools", "toolchain");
   await execFileAsync(toolchain, ["build", "cli"], { cwd: repoRoot, timeout: 40 * 60_000, maxBuffer: 16 * 1024 * 1024 });
   const cache = /^cache: (.+)$/m.exec((await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout)?.[1] ?? "";
   ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "policy-pack-engine-test"));

@@ -8,11 +8,11 @@ import { loadFleetConfig, loadStackConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
 import { createShard, managementKubeconfigOutputName, readManagementStack } from "../infra/shard";
-import { catalog } from "../infra/model/catalog";
-import { parseK3sVersion } from "../infra/model/kubernetes-version";
+import { catalog } from "../infra/model/versions/catalog";
+import { parseK3sVersion } from "../infra/model/versions/kubernetes-version";
 import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
-import { fleetPlatformOutputName, fleetTenantsOutputName, type FleetPlatform, type FleetTenant } from "../infra/model/shards";
-import { configKeys } from "../infra/model/validate-fleet-config";
+import { fleetPlatformOutputName, fleetTenantsOutputName, type FleetPlatform, type FleetTenant } from "../infra/model/config/shards";
+import { configKeys } from "../infra/model/config/validate-fleet-config";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
@@ -28,8 +28,8 @@ import { readStackConfig, repoRoot } from "./stack-files";
  * The fleet's program cannot run here as it is: the Go module proxy refuses the hcloud and
  * command plugins (and every Kubernetes provider release but one). So the program runs under
  * the test mocks, and tests/policy-engine-replay/index.cjs registers the same resources again in
- * the real engine (CLI from scripts/toolchain) with the real Kubernetes provider 4.25.0 (built
- * by scripts/toolchain from the Go module proxy), behind a provider whose kubeconfig is unknown
+ * the real engine (CLI from tools/toolchain) with the real Kubernetes provider 4.25.0 (built
+ * by tools/toolchain from the Go module proxy), behind a provider whose kubeconfig is unknown
  * at preview, exactly as on a fresh Hetzner stack. Stand-ins, named as such: hcloud and command
  * resources and Helm releases are components there (see the replay program).
  *
@@ -38,10 +38,10 @@ import { readStackConfig, repoRoot } from "./stack-files";
  */
 
 const execFileAsync = promisify(execFile);
-/** The one Kubernetes provider release the Go module proxy serves (scripts/toolchain pins block). */
+/** The one Kubernetes provider release the Go module proxy serves (tools/toolchain pins block). */
 const kubernetesPlugin = "kubernetes@4.25.0";
 const kubernetesVersion = kubernetesPlugin.split("@")[1]!;
-const toolchain = path.join(repoRoot, "scripts", "toolchain");
+const toolchain = path.join(repoRoot, "tools", "toolchain");
 const scratchRoot = path.join(repoRoot, "node_modules", ".cache", "policy-pack-real-engine");
 let scratch = "";
 let env: NodeJS.ProcessEnv = {};

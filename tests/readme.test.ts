@@ -1,13 +1,13 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../infra/model/catalog";
-import { intersectRanges, managementKubernetesConstraints } from "../infra/model/compatibility";
-import { describeRange } from "../infra/model/kubernetes-version";
-import { catalogSummaryMarkdown } from "../infra/model/pinned-set";
+import { catalog } from "../infra/model/versions/catalog";
+import { intersectRanges, managementKubernetesConstraints } from "../infra/model/versions/compatibility";
+import { describeRange } from "../infra/model/versions/kubernetes-version";
+import { catalogSummaryMarkdown } from "../infra/model/versions/pinned-set";
 import { repoRoot } from "./stack-files";
 
-const begin = "<!-- catalog:begin (generated from infra/model/catalog.ts; tests/readme.test.ts checks it) -->";
+const begin = "<!-- catalog:begin (generated from infra/model/versions/catalog.ts; tests/readme.test.ts checks it) -->";
 const end = "<!-- catalog:end -->";
 
 /** The README's pinned-versions table, or undefined when the markers are missing. */

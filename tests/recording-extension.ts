@@ -1,7 +1,7 @@
 import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
-import { catalog } from "../infra/model/catalog";
-import { carenExtensionNames, carenSchemaProviders } from "../infra/model/caren-extensions";
+import { catalog } from "../infra/model/versions/catalog";
+import { carenExtensionNames, carenSchemaProviders } from "../infra/model/platform/caren-extensions";
 import { localServerCertificate } from "./script-harness";
 
 // A recording Runtime SDK extension that stands in for CAREN's *transport and names*, not for its
@@ -28,7 +28,7 @@ export interface ExtensionHandler {
 
 /**
  * The handlers CAREN registers, by hook. GeneratePatches and DiscoverVariables come from the
- * names the program uses (infra/model/caren-extensions.ts), for every schema provider and for the
+ * names the program uses (infra/model/platform/caren-extensions.ts), for every schema provider and for the
  * current and the previous patch generation of the catalog's CAREN release; the lifecycle
  * handlers are CAREN's one parallel handler per hook, named `caren` (docs/architecture.md).
  */

@@ -6,7 +6,7 @@ import { repoRoot } from "./stack-files";
 // Repository rules that review tends to miss: versions live in the catalog only, and the
 // domain model stays free of Pulumi so the policy pack can share it.
 
-const catalogFile = "infra/model/catalog.ts";
+const catalogFile = "infra/model/versions/catalog.ts";
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(repoRoot, dir), { recursive: true, encoding: "utf8" })
@@ -56,7 +56,7 @@ describe("the domain model", () => {
   });
 });
 
-/** `name version` of each row in scripts/toolchain's PLUGINS block. */
+/** `name version` of each row in tools/toolchain's PLUGINS block. */
 export function toolchainPlugins(script: string): string[] {
   const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
   return block
@@ -79,7 +79,7 @@ describe("the offline toolchain", () => {
       .map((block) => `${block?.name ?? ""} ${block?.version ?? ""}`)
       .sort();
     expect(providers.length).toBeGreaterThan(0);
-    const rows = toolchainPlugins(readFileSync(path.join(repoRoot, "scripts", "toolchain"), "utf8"));
+    const rows = toolchainPlugins(readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8"));
     expect(rows.filter((row) => providers.includes(row)).sort()).toEqual(providers);
     // kubernetes 4.25.0: the one provider release the Go module proxy serves, for the pack's real-engine test.
     const testOnly = rows.filter((row) => !providers.includes(row)).map((row) => row.replace(" ", "@"));

@@ -12,11 +12,11 @@ const runbook = readFileSync(path.join(repoRoot, "docs", "operations.md"), "utf8
 /** Builds (once, cached outside the repo) and locates the pinned pulumi, kubectl and clusterctl. */
 async function pinnedClis(): Promise<Clis> {
   const long = { cwd: repoRoot, timeout: 40 * 60_000, maxBuffer: 16 * 1024 * 1024 };
-  await execFileAsync(path.join(repoRoot, "scripts", "toolchain"), ["build", "cli"], long);
-  const { stdout: pins } = await execFileAsync(path.join(repoRoot, "scripts", "toolchain"), ["pins"], long);
+  await execFileAsync(path.join(repoRoot, "tools", "toolchain"), ["build", "cli"], long);
+  const { stdout: pins } = await execFileAsync(path.join(repoRoot, "tools", "toolchain"), ["pins"], long);
   const cache = /^cache: (.+)$/m.exec(pins)?.[1];
-  const { stdout: paths } = await execFileAsync(path.join(repoRoot, "scripts", "kube-apiserver-toolchain"), ["paths"], long);
-  const { stdout: capiPaths } = await execFileAsync(path.join(repoRoot, "scripts", "capi-toolchain"), ["paths"], long);
+  const { stdout: paths } = await execFileAsync(path.join(repoRoot, "tools", "kube-apiserver-toolchain"), ["paths"], long);
+  const { stdout: capiPaths } = await execFileAsync(path.join(repoRoot, "tools", "capi-toolchain"), ["paths"], long);
   const clusterctl = /^CLUSTERCTL=(.+)$/m.exec(capiPaths)?.[1];
   return {
     ...(clusterctl ? { clusterctl } : {}),

@@ -91,7 +91,7 @@ const shellBuiltins = new Set(["export", "unset", "read", "cd", "chmod", "git", 
 export interface Clis {
   readonly pulumi?: string;
   readonly kubectl?: string;
-  /** Built by scripts/capi-toolchain at the catalog's Cluster API version (the fleet backup's restore). */
+  /** Built by tools/capi-toolchain at the catalog's Cluster API version (the fleet backup's restore). */
   readonly clusterctl?: string;
 }
 

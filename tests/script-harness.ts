@@ -64,12 +64,12 @@ export function scratchDir(prefix: string): string {
 }
 
 /**
- * Runs a Go toolchain script of the repository (`scripts/<script>`) with only HOME, the system
+ * Runs a Go toolchain script of the repository (`tools/<script>`) with only HOME, the system
  * bins and (unless `withGo` is false) Go on PATH, plus `env`: a test decides what it can reach.
  */
 export function runToolchainScript(script: string, args: string[], env: Record<string, string> = {}, withGo = true): { code: number | null; output: string; ms: number } {
   const started = Date.now();
-  const result = spawnSync("bash", [path.join(repoRoot, "scripts", script), ...args], {
+  const result = spawnSync("bash", [path.join(repoRoot, "tools", script), ...args], {
     cwd: repoRoot,
     encoding: "utf8",
     env: { HOME: process.env.HOME ?? "/root", PATH: [...(withGo && goDir ? [goDir] : []), "/usr/bin", "/bin"].join(":"), ...env },

@@ -11,7 +11,7 @@ import { repoRoot } from "./stack-files";
 const pathWithoutTools = [path.dirname(process.execPath), "/usr/bin", "/bin"].join(":");
 
 function run(script: string, args: string[], env: Record<string, string> = {}) {
-  const result = spawnSync("bash", [path.join(repoRoot, "scripts", script), ...args], {
+  const result = spawnSync("bash", [path.join(repoRoot, script), ...args], {
     cwd: repoRoot,
     encoding: "utf8",
     env: { HOME: process.env.HOME ?? "/root", PATH: pathWithoutTools, ...env },
@@ -32,7 +32,7 @@ function recordingPulumi(): { bin: string; calls: () => string[][] } {
 describe("scripts/preview", () => {
   it.each(["dev", "prod"])("previews %s with the policy pack and that stack's policy config, as the PR workflow does", (stack) => {
     const pulumi = recordingPulumi();
-    const { code, output } = run("preview", [stack], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
+    const { code, output } = run("scripts/preview", [stack], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
     expect(code, output).toBe(0);
     const preview = pulumi.calls().find((args) => args[0] === "preview");
     expect(preview).toEqual(["preview", "--stack", stack, "--non-interactive", "--policy-pack", "policies", "--policy-pack-config", `policies/config/${stack}.json`]);
@@ -40,7 +40,7 @@ describe("scripts/preview", () => {
 
   it("starts the pack through the engine's legacy analyzer path for the offline toolchain's CLI", () => {
     const pulumi = recordingPulumi();
-    const { code, output } = run("preview", ["dev"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}`, CAPI_FLEET_POLICY_PACK_START: "legacy" });
+    const { code, output } = run("scripts/preview", ["dev"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}`, CAPI_FLEET_POLICY_PACK_START: "legacy" });
     expect(code, output).toBe(0);
     const preview = pulumi.calls().find((args) => args[0] === "preview")!;
     const pack = preview[preview.indexOf("--policy-pack") + 1]!;
@@ -53,36 +53,36 @@ describe("scripts/preview", () => {
 
   it("refuses a stack without a policy config", () => {
     const pulumi = recordingPulumi();
-    const { code, output } = run("preview", ["staging"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
+    const { code, output } = run("scripts/preview", ["staging"], { PATH: `${pulumi.bin}:${pathWithoutTools}`, PULUMI_BACKEND_URL: `file://${pulumi.bin}` });
     expect(code).toBe(1);
     expect(output).toContain("no policy config policies/config/staging.json");
     expect(pulumi.calls()).toEqual([]);
   });
 
   it("says plainly that the Pulumi CLI is missing when there is neither pulumi nor Go", () => {
-    const { code, output } = run("preview", ["dev"]);
+    const { code, output } = run("scripts/preview", ["dev"]);
     expect(code).toBe(1);
     expect(output).toContain("preview: the Pulumi CLI is missing.");
     expect(output).toContain("https://www.pulumi.com/docs/install/");
   });
 });
 
-describe("scripts/toolchain", () => {
+describe("tools/toolchain", () => {
   it("fails at once without Go, naming what is needed", () => {
-    const { code, output } = run("toolchain", ["build"]);
+    const { code, output } = run("tools/toolchain", ["build"]);
     expect(code).toBe(1);
     expect(output).toContain("Go is missing: install Go >= 1.26");
   });
 
   it("lists its pins, one plugin per provider SDK, and a cache key", () => {
-    const { code, output } = run("toolchain", ["pins"]);
+    const { code, output } = run("tools/toolchain", ["pins"]);
     expect(code).toBe(0);
     expect(output).toMatch(/^kubernetes\s+4\.32\.0\s/m);
     expect(output).toMatch(/^pinset-key: p\d+\.\d+\.\d+-[0-9a-f]{12}$/m);
   });
 
   it("prints the offline switches for the environment", () => {
-    const { code, output } = run("toolchain", ["env"]);
+    const { code, output } = run("tools/toolchain", ["env"]);
     expect(code).toBe(0);
     for (const line of ["PULUMI_SKIP_UPDATE_CHECK=true", "PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true", "PULUMI_IGNORE_AMBIENT_PLUGINS=true"]) {
       expect(output).toContain(`export ${line}`);
@@ -90,7 +90,7 @@ describe("scripts/toolchain", () => {
   });
 
   it("rejects an unknown piece", () => {
-    const { code, output } = run("toolchain", ["build", "kubernets"]);
+    const { code, output } = run("tools/toolchain", ["build", "kubernets"]);
     expect(code).toBe(1);
     expect(output).toContain("unknown piece 'kubernets'");
   });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parseAllDocuments } from "yaml";
-import { catalog } from "../infra/model/catalog";
+import { catalog } from "../infra/model/versions/catalog";
 import { upstreamDir } from "./upstream";
 
 // Where the CRDs of every kind the program declares come from: the upstream Go module at the

@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
 import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
-// Exercises scripts/wait-for-kube-api.mjs against a real TLS server that demands a client
+// Exercises components/management-cluster/wait-for-kube-api.mjs against a real TLS server that demands a client
 // certificate, like k3s does. The client side uses the admin credentials our own
-// scripts/management-pki.mjs issues; the server certificate comes from openssl.
+// components/management-cluster/management-pki.mjs issues; the server certificate comes from openssl.
 
 const script = path.join(repoRoot, "scripts", "wait-for-kube-api.mjs");
 let dir: string;
@@ -23,7 +23,7 @@ describe("wait-for-kube-api", () => {
 
   beforeAll(async () => {
     ({ dir } = localServerCertificate("wait-for-kube-api"));
-    const pki = await import("../scripts/management-pki.mjs");
+    const pki = await import("../components/management-cluster/management-pki.mjs");
     const { clientCa } = await pki.issueAuthorities();
     const admin = await pki.issueAdminCertificate(clientCa);
     const intruder = await pki.issueAdminCertificate((await pki.issueAuthorities()).clientCa);

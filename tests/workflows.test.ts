@@ -6,7 +6,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { repoRoot } from "./stack-files";
 
-// The GitHub Actions workflows: actionlint (built from the Go module proxy by scripts/actionlint) must
+// The GitHub Actions workflows: actionlint (built from the Go module proxy by tools/actionlint) must
 // pass on them and must fail on a broken one, and the workflows must keep their promises — every stack
 // previewed on PRs with its policy config, deployed on main (prod behind the `prod` environment), and
 // checked for drift on a schedule.
@@ -17,7 +17,7 @@ afterAll(() => {
 });
 
 const workflowsDir = path.join(repoRoot, ".github", "workflows");
-const actionlintScript = path.join(repoRoot, "scripts", "actionlint");
+const actionlintScript = path.join(repoRoot, "tools", "actionlint");
 
 function actionlint(args: string[], env: NodeJS.ProcessEnv = process.env) {
   const result = spawnSync("bash", [actionlintScript, ...args], {
@@ -221,7 +221,7 @@ describe("the workflows' promises", () => {
 
   it("include linting the workflows in .ci/run, before the tests", () => {
     const ci = readFileSync(path.join(repoRoot, ".ci", "run"), "utf8");
-    const lint = ci.indexOf("\nscripts/actionlint\n");
+    const lint = ci.indexOf("\ntools/actionlint\n");
     expect(lint).toBeGreaterThan(0);
     expect(lint).toBeLessThan(ci.indexOf("\nnpm test\n"));
   });
@@ -229,7 +229,7 @@ describe("the workflows' promises", () => {
 
 // ---- actionlint ------------------------------------------------------------------------------------
 
-describe("scripts/actionlint", () => {
+describe("tools/actionlint", () => {
   it("fails at once without Go, naming what is needed", () => {
     // A PATH with the shell tools the script needs but no go, and an empty cache (no built binary).
     const bin = path.join(scratch, "bin-without-go");

@@ -6,14 +6,14 @@ import { TLSSocket } from "node:tls";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { buildKubeconfig } from "../infra/model/kubeconfig";
+import { buildKubeconfig } from "../infra/model/management/kubeconfig";
 import { repoRoot } from "./stack-files";
 import { localServerCertificate, runNodeScript, type ScriptRun } from "./script-harness";
 
-// Runs scripts/workload-kubeconfig.mjs as a process against a real TLS management API
+// Runs components/tenant-cluster/workload-kubeconfig.mjs as a process against a real TLS management API
 // that serves the tenant's v1beta2 Cluster (with the conditions CAPI v1.12 reports) and the
 // CAPI `<cluster>-kubeconfig` Secret, at first not at all (as before the control plane
-// endpoint exists). It accepts our own admin client certificate (scripts/management-pki.mjs)
+// endpoint exists). It accepts our own admin client certificate (components/management-cluster/management-pki.mjs)
 // or a bearer token, like an apiserver does.
 
 const script = path.join(repoRoot, "scripts", "workload-kubeconfig.mjs");
@@ -87,7 +87,7 @@ const stuckStatus = {
 describe("workload-kubeconfig", () => {
   beforeAll(async () => {
     ({ dir } = localServerCertificate("workload-kubeconfig"));
-    const pki = await import("../scripts/management-pki.mjs");
+    const pki = await import("../components/management-cluster/management-pki.mjs");
     const { clientCa } = await pki.issueAuthorities();
     const admin = await pki.issueAdminCertificate(clientCa);
     server = https.createServer(

@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/caren-extensions";
-import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../../infra/model/caren-helm-addons";
-import { catalog, type HelmChartPin } from "../../infra/model/catalog";
-import { apiVersions } from "../../infra/model/cluster-api-kinds";
-import { platformNamespaces } from "../../infra/model/platform-namespaces";
+import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model/platform/caren-extensions";
+import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../../infra/model/platform/caren-helm-addons";
+import { catalog, type HelmChartPin } from "../../infra/model/versions/catalog";
+import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
+import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
@@ -35,7 +35,7 @@ export const carenValues = {
 
 /**
  * The patch that sets the fleet's Cilium (catalog) as the `cilium` entry of CAREN's helm-addons
- * ConfigMap, and nothing else of it (infra/model/caren-helm-addons.ts says why a patch).
+ * ConfigMap, and nothing else of it (infra/model/platform/caren-helm-addons.ts says why a patch).
  * - `pulumi.com/patchForce`: the key belongs to Helm's field manager, so server-side apply
  *   would otherwise refuse it as a conflict.
  * - `capi-fleet.io/caren-release` (a digest of the release's chart pin and values) re-applies

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/catalog";
-import { apiVersions } from "../../infra/model/cluster-api-kinds";
+import { catalog } from "../../infra/model/versions/catalog";
+import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import {
   clusterApiFeatureGates,
   clusterApiOperatorValues,
@@ -11,8 +11,8 @@ import {
   githubTokenVariable,
   providerConfigSecret,
   type ClusterApiProviderSpec,
-} from "../../infra/model/cluster-api-providers";
-import { platformNamespaces } from "../../infra/model/platform-namespaces";
+} from "../../infra/model/platform/cluster-api-providers";
+import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
@@ -44,7 +44,7 @@ export interface ClusterApiArgs {
 
 /**
  * Cluster API on the management cluster: cert-manager, cluster-api-operator, then one
- * provider resource per provider in `infra/model/cluster-api-providers.ts` (core, kubeadm
+ * provider resource per provider in `infra/model/platform/cluster-api-providers.ts` (core, kubeadm
  * bootstrap and control plane, Hetzner, Helm add-ons) at catalog versions, each awaited
  * until Ready. Pass the management cluster's Kubernetes provider in `opts.providers`, so the
  * CRDs (from the charts) and the custom resources go through one provider instance.

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/catalog";
-import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerTarget } from "../../infra/model/cluster-autoscaler";
+import { catalog } from "../../infra/model/versions/catalog";
+import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerTarget } from "../../infra/model/platform/cluster-autoscaler";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { deployedManagementK3sVersionOutputName, deployedStateType, deployedVersionsOutputName } from "../../infra/model/policy-facts";
-import { peerTenantVersionsOutputName } from "../../infra/model/shards";
-import type { TenantUpgrade } from "../../infra/model/tenant-upgrades";
+import { peerTenantVersionsOutputName } from "../../infra/model/config/shards";
+import type { TenantUpgrade } from "../../infra/model/versions/tenant-upgrades";
 
 /** Arguments of {@link DeployedState}. */
 export interface DeployedStateArgs {

@@ -1,10 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/catalog";
-import { apiVersions } from "../../infra/model/cluster-api-kinds";
-import { clusterApiProviders } from "../../infra/model/cluster-api-providers";
-import type { GitOpsSettings } from "../../infra/model/fleet-config";
-import { platformNamespaces } from "../../infra/model/platform-namespaces";
+import { catalog } from "../../infra/model/versions/catalog";
+import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
+import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
+import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
+import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 

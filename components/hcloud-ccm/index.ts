@@ -1,8 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/catalog";
-import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/hcloud-ccm-values";
-import { platformNamespaces } from "../../infra/model/platform-namespaces";
+import { catalog } from "../../infra/model/versions/catalog";
+import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/platform/hcloud-ccm-values";
+import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 

@@ -1,8 +1,8 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { CarenExtensionNames } from "../../infra/model/caren-extensions";
-import type { Manifest } from "../../infra/model/cluster-api-kinds";
-import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
+import type { CarenExtensionNames } from "../../infra/model/platform/caren-extensions";
+import type { Manifest } from "../../infra/model/platform/cluster-api-kinds";
+import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -18,7 +18,7 @@ export interface HetznerClusterClassArgs {
 }
 
 /**
- * The fleet's ClusterClass for Hetzner Cloud (`infra/model/hetzner-cluster-class.ts`) and
+ * The fleet's ClusterClass for Hetzner Cloud (`infra/model/platform/hetzner-cluster-class.ts`) and
  * its templates, in their own namespace. Depend on CAREN's readiness: the class calls its
  * patch handlers. Ready means CAPI has reconciled the variables (`VariablesReady`).
  */

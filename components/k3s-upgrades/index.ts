@@ -1,8 +1,8 @@
 import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/catalog";
-import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/k3s-upgrades";
+import { catalog } from "../../infra/model/versions/catalog";
+import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
 import { k3sTargetOutputName, k3sUpgradesType } from "../../infra/model/policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -23,7 +23,7 @@ export interface K3sUpgradesArgs {
  * upgrade of one server at a time.
  *
  * The controller comes from its release manifest, applied by a local command at `up`
- * (scripts/install-system-upgrade-controller.mjs, server-side apply): nothing is fetched at
+ * (components/k3s-upgrades/install-system-upgrade-controller.mjs, server-side apply): nothing is fetched at
  * preview, and nothing upstream is copied into the repository (docs/architecture.md says why
  * not a chart or `yaml.ConfigFile`). The controller registers the Plan CRD itself at startup;
  * the installer returns once it is Established, and only then is the Plan created.

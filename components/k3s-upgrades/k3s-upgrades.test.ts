@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
-import { systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/k3s-upgrades";
-import { parseK3sVersion } from "../../infra/model/kubernetes-version";
+import { catalog } from "../../infra/model/versions/catalog";
+import { systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
+import { parseK3sVersion } from "../../infra/model/versions/kubernetes-version";
 import { byType, one, runStack, useExistingCluster } from "../../tests/fleet-run";
 import type { Registration } from "../../tests/pulumi-mocks";
 

@@ -1,4 +1,4 @@
-import { hostAddress, mustParseCidr } from "../../infra/model/cidr";
+import { hostAddress, mustParseCidr } from "../../infra/model/config/cidr";
 
 /** Host offsets inside the management subnet; .1 is the hcloud gateway. */
 const loadBalancerHostOffset = 10;

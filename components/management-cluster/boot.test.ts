@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { parse } from "yaml";
 import { repoRoot } from "../../tests/stack-files";
 import { planManagementAddresses } from "./address-plan";
@@ -201,7 +201,7 @@ describe("a management server's first boot, in network namespaces shaped like a 
   beforeAll(async () => {
     // Network namespaces and nftables need root, which CI and project machines have: fail, never skip.
     if (process.getuid?.() !== 0) throw new Error("this test builds network namespaces (ip netns add) and needs root");
-    execFileSync(path.join(repoRoot, "scripts", "debian-packages"), ["iproute2", "nftables"], { stdio: "inherit" });
+    execFileSync(path.join(repoRoot, "tools", "debian-packages"), ["iproute2", "nftables"], { stdio: "inherit" });
     workDir = mkdtempSync(path.join(tmpdir(), "k3s-boot-"));
     buildTopology();
     await startMetadataServer();
@@ -299,7 +299,7 @@ describe("a management server's first boot, in network namespaces shaped like a 
 
 describe("the boot scripts as shipped", () => {
   it("pass shellcheck (Debian's package)", () => {
-    const result = spawnSync(path.join(repoRoot, "scripts", "shellcheck"), [bootScript, guard], { encoding: "utf8" });
+    const result = spawnSync(path.join(repoRoot, "tools", "shellcheck"), [bootScript, guard], { encoding: "utf8" });
     expect(result.stdout + result.stderr).toBe("");
     expect(result.status).toBe(0);
   });

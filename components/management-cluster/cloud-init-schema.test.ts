@@ -5,17 +5,17 @@ import Ajv from "ajv-draft-04";
 import type { ValidateFunction } from "ajv";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { repoRoot } from "../../tests/stack-files";
 import { renderK3sCloudInit, type K3sServerSpec } from "./k3s";
 
 // The k3s user data checked against cloud-init's own schema (from Debian's cloud-init
-// package, fetched by scripts/cloud-init-schema), not against our idea of it.
+// package, fetched by tools/cloud-init-schema), not against our idea of it.
 
 let validate: ValidateFunction;
 
 beforeAll(() => {
-  const schemaPath = execFileSync(path.join(repoRoot, "scripts", "cloud-init-schema"), { encoding: "utf8" }).trim();
+  const schemaPath = execFileSync(path.join(repoRoot, "tools", "cloud-init-schema"), { encoding: "utf8" }).trim();
   // Formats (uri, hostname, date) are not what this test is about; they are accepted as written.
   const ajv = new Ajv({ strict: false, allErrors: true, validateFormats: false });
   validate = ajv.compile(JSON.parse(readFileSync(schemaPath, "utf8")) as object);

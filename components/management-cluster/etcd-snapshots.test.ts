@@ -1,8 +1,8 @@
 import { parse, stringify } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
-import { etcdS3ConfigSecret, etcdSnapshotDropin, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "../../infra/model/etcd-snapshots";
-import { FleetConfigError, parseFleetConfig } from "../../infra/model/validate-fleet-config";
+import { catalog } from "../../infra/model/versions/catalog";
+import { etcdS3ConfigSecret, etcdSnapshotDropin, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "../../infra/model/management/etcd-snapshots";
+import { FleetConfigError, parseFleetConfig } from "../../infra/model/config/validate-fleet-config";
 import { byType, one, runStack } from "../../tests/fleet-run";
 import { valueOf, type Registration } from "../../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
@@ -147,7 +147,7 @@ describe("prod under mocks: the Secret k3s reads and the servers' k3s config", (
       "etcd-s3-region": backups.location,
       "etcd-s3-bucket": backups.bucket,
       "etcd-s3-folder": "capi-fleet-prod",
-      // k3s prunes the folder by one count over every server's snapshots (infra/model/etcd-snapshots.ts).
+      // k3s prunes the folder by one count over every server's snapshots (infra/model/management/etcd-snapshots.ts).
       "etcd-s3-retention": String(backups.retention * servers),
       "etcd-s3-access-key": credentials.accessKey,
       "etcd-s3-secret-key": credentials.secretKey,

@@ -2,18 +2,18 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import type { EtcdBackupSettings, ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/fleet-config";
-import { networkZoneOf } from "../../infra/model/fleet-config";
-import { buildKubeconfig } from "../../infra/model/kubeconfig";
+import type { EtcdBackupSettings, ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/config/fleet-config";
+import { networkZoneOf } from "../../infra/model/config/fleet-config";
+import { buildKubeconfig } from "../../infra/model/management/kubeconfig";
 import { planManagementAddresses } from "./address-plan";
-import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/firewall-rules";
-import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/etcd-snapshots";
+import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/management/firewall-rules";
+import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/management/etcd-snapshots";
 import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
 import { managementSshKeyName } from "./ssh-key";
 
 export { planManagementAddresses } from "./address-plan";
-export { managementFirewallRules } from "../../infra/model/firewall-rules";
+export { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 export { etcdSnapshotDropinText, k3sServerConfig, renderK3sCloudInit } from "./k3s";
 
 /** Arguments of {@link ManagementCluster}. */
@@ -23,7 +23,7 @@ export interface ManagementClusterArgs {
    * identifier, e.g. "capi-fleet-dev". Changing it replaces the cluster.
    */
   fleetName: string;
-  /** Validated `management` settings from the stack config (see infra/model/fleet-config.ts). */
+  /** Validated `management` settings from the stack config (see infra/model/config/fleet-config.ts). */
   settings: HetznerManagementSettings | ExistingManagementSettings;
   /** `existing` mode: how to reach the cluster. Ignored in `hetzner` mode. */
   existingCluster?: {
@@ -264,7 +264,7 @@ export function createHetznerManagementCluster(
         // silently replace a server (and an etcd member). So a new boot script reaches only
         // servers created later; running servers get a new k3sVersion from the
         // system-upgrade-controller's Plan (components/k3s-upgrades). A new type would power off
-        // every server at once (infra/model/management-server-type.ts): they are resized by hand.
+        // every server at once (infra/model/management/management-server-type.ts): they are resized by hand.
         ignoreChanges: ["userData", "image", "sshKeys", "serverType"],
         // A replacement takes the same fixed private address, which the old server holds until deleted.
         deleteBeforeReplace: true,

@@ -1,9 +1,9 @@
 import { stringify } from "yaml";
-import { k3sClusterNetworks } from "../../infra/model/fleet-config";
-import { etcdSnapshotDropin, etcdSnapshotK3sConfig } from "../../infra/model/etcd-snapshots";
-import type { EtcdBackupSettings } from "../../infra/model/fleet-config";
-import { kubernetesApiPort } from "../../infra/model/firewall-rules";
-import { readShippedFile } from "../../infra/model/shipped-file";
+import { k3sClusterNetworks } from "../../infra/model/config/fleet-config";
+import { etcdSnapshotDropin, etcdSnapshotK3sConfig } from "../../infra/model/management/etcd-snapshots";
+import type { EtcdBackupSettings } from "../../infra/model/config/fleet-config";
+import { kubernetesApiPort } from "../../infra/model/management/firewall-rules";
+import { readShippedFile } from "../../infra/model/platform/shipped-file";
 
 /**
  * Where k3s keeps its CAs. A CA whose cert and key already exist is used as is, any other

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
-import { cidrContains, mustParseCidr } from "../../infra/model/cidr";
+import { catalog } from "../../infra/model/versions/catalog";
+import { cidrContains, mustParseCidr } from "../../infra/model/config/cidr";
 import { planManagementAddresses } from "./address-plan";
-import { managementFirewallRules } from "../../infra/model/firewall-rules";
+import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { repoRoot } from "../../tests/stack-files";

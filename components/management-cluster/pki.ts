@@ -36,7 +36,7 @@ export interface ManagementPki {
 
 /**
  * Issues the k3s server and client CAs, the join token and an admin client certificate
- * (`system:masters`), each once, by running scripts/management-pki.mjs where `pulumi up`
+ * (`system:masters`), each once, by running components/management-cluster/management-pki.mjs where `pulumi up`
  * runs. The JSON stays in state as a secret; only stderr is logged. The admin certificate
  * is re-issued when the client CA changes, or with `pulumi up --replace` on its command.
  */

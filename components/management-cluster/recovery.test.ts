@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { etcdSnapshotDropin } from "../../infra/model/etcd-snapshots";
+import { etcdSnapshotDropin } from "../../infra/model/management/etcd-snapshots";
 import { repoRoot } from "../../tests/stack-files";
 
 // The recovery steps of docs/operations.md sections 8 and 9, run for real: the driver
@@ -169,7 +169,7 @@ describe("recovery/k3s-etcd-recovery.sh (on the server)", () => {
   });
 
   it("passes shellcheck (Debian's package), with the stand-in", () => {
-    const result = spawnSync(path.join(repoRoot, "scripts", "shellcheck"), [recoveryScript, fake], { encoding: "utf8" });
+    const result = spawnSync(path.join(repoRoot, "tools", "shellcheck"), [recoveryScript, fake], { encoding: "utf8" });
     expect(result.stdout + result.stderr).toBe("");
     expect(result.status).toBe(0);
   });

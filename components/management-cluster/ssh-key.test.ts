@@ -6,7 +6,7 @@ import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { sshKeyTypes } from "../../infra/model/fleet-config";
+import { sshKeyTypes } from "../../infra/model/config/fleet-config";
 import { one, runStack } from "../../tests/fleet-run";
 import type { Registration } from "../../tests/pulumi-mocks";
 import { hetznerSshKeyFingerprint, managementSshKeyName } from "./ssh-key";

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { clusterClassNamespace } from "../../infra/model/hetzner-cluster-class";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName, type FleetPlatform } from "../../infra/model/shards";
+import { clusterClassNamespace } from "../../infra/model/platform/hetzner-cluster-class";
+import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName, type FleetPlatform } from "../../infra/model/config/shards";
 import { DeclaredFacts } from "../policy-facts";
 
 /** Arguments of {@link ManagementReference}. */

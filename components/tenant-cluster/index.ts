@@ -2,10 +2,10 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/caren-cluster-config";
-import { apiVersions } from "../../infra/model/cluster-api-kinds";
-import { isAutoscaled } from "../../infra/model/cluster-autoscaler";
-import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/hetzner-cluster-class";
+import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/tenant/caren-cluster-config";
+import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
+import { isAutoscaled } from "../../infra/model/platform/cluster-autoscaler";
+import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/platform/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
   hcloudCcmProxy,
@@ -14,8 +14,8 @@ import {
   tenantLabels,
   workloadKubeconfigSecret,
   type TenantClusterSettings,
-} from "../../infra/model/tenant-cluster";
-import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant-firewall";
+} from "../../infra/model/tenant/tenant-cluster";
+import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant/tenant-firewall";
 import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { DeclaredFacts } from "../policy-facts";
@@ -39,7 +39,7 @@ export interface TenantClusterArgs {
   /**
    * Registry credentials by the name the tenant's `imageRegistries` / `globalImageRegistryMirror`
    * reference (Pulumi secrets); each becomes a Secret, in the tenant's namespace and in the
-   * ClusterClass's, that CAREN reads (infra/model/caren-cluster-config.ts, registryCredentialsSecretName).
+   * ClusterClass's, that CAREN reads (infra/model/tenant/caren-cluster-config.ts, registryCredentialsSecretName).
    */
   registryCredentials?: Record<string, { username: pulumi.Input<string>; password: pulumi.Input<string>; caCrt?: pulumi.Input<string> }>;
   /** The ClusterClass; the Cluster depends on it, so it is deleted first. */
@@ -132,7 +132,7 @@ export class TenantCluster extends pulumi.ComponentResource {
     );
     // What CAREN reads while it patches and installs: the registry credentials and the Cilium
     // values. The Cluster waits for them. CAREN reads a credential Secret under one name in two
-    // namespaces (infra/model/caren-cluster-config.ts, registryCredentialsSecretName): its data
+    // namespaces (infra/model/tenant/caren-cluster-config.ts, registryCredentialsSecretName): its data
     // in the ClusterClass's namespace, where it patches the class's templates, and in the
     // tenant's namespace, where its preflight webhook checks it and where it makes the Cluster the
     // owner. So each Secret is written into both; only the tenant's copy gets that owner (an owner

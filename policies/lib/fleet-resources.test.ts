@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { declaredOutputName } from "../../infra/model/policy-facts";
-import { tenantLabels } from "../../infra/model/tenant-cluster";
-import { importedOutputName, peerTenantVersionsOutputName } from "../../infra/model/shards";
+import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
+import { importedOutputName, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import { baselineFleet, deployedOutputs, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, engineViewOf, fixture, fixtureUrn, type FixtureResource } from "../testing/harness";
 import {

@@ -1,7 +1,7 @@
 import type { PolicyResource } from "@pulumi/policy";
-import { catalog } from "../../infra/model/catalog";
-import { apiVersions, kubernetesTypeToken } from "../../infra/model/cluster-api-kinds";
-import { classVariables } from "../../infra/model/hetzner-cluster-class";
+import { catalog } from "../../infra/model/versions/catalog";
+import { apiVersions, kubernetesTypeToken } from "../../infra/model/platform/cluster-api-kinds";
+import { classVariables } from "../../infra/model/platform/hetzner-cluster-class";
 import {
   declaredOutputName,
   deployedManagementK3sVersionOutputName,
@@ -11,8 +11,8 @@ import {
   k3sTargetOutputName,
   k3sUpgradesType,
 } from "../../infra/model/policy-facts";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/shards";
-import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
+import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
 
 /**
  * How the rules find the fleet's objects among the resources the engine shows them, and

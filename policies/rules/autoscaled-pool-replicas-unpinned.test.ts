@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { autoscalerAnnotations } from "../../infra/model/cluster-autoscaler";
+import { autoscalerAnnotations } from "../../infra/model/platform/cluster-autoscaler";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { autoscaledPoolReplicasUnpinned as rule } from "./autoscaled-pool-replicas-unpinned";

@@ -1,4 +1,4 @@
-import { autoscalerAnnotations, pinnedAutoscaledPoolProblem, type MachineDeploymentTopologyView } from "../../infra/model/cluster-autoscaler";
+import { autoscalerAnnotations, pinnedAutoscaledPoolProblem, type MachineDeploymentTopologyView } from "../../infra/model/platform/cluster-autoscaler";
 import { stackRule } from "../lib/define";
 import { clustersIn, record } from "../lib/fleet-resources";
 

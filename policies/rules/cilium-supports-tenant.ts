@@ -1,6 +1,6 @@
-import { catalog } from "../../infra/model/catalog";
-import { carenCniProviders } from "../../infra/model/hetzner-cluster-class";
-import { describeRange, isMinorInRange, minorOf, parseKubernetesVersion } from "../../infra/model/kubernetes-version";
+import { catalog } from "../../infra/model/versions/catalog";
+import { carenCniProviders } from "../../infra/model/platform/hetzner-cluster-class";
+import { describeRange, isMinorInRange, minorOf, parseKubernetesVersion } from "../../infra/model/versions/kubernetes-version";
 import { resourceRule } from "../lib/define";
 import { clusterView, resourceTypes } from "../lib/fleet-resources";
 

@@ -1,4 +1,4 @@
-import { carenExtensionNames } from "../../infra/model/caren-extensions";
+import { carenExtensionNames } from "../../infra/model/platform/caren-extensions";
 import { stackRule } from "../lib/define";
 import { clustersIn, dependsOnTransitively, ofType, resourceTypes } from "../lib/fleet-resources";
 

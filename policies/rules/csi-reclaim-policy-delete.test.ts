@@ -1,6 +1,6 @@
 import { parse, stringify } from "yaml";
 import { describe, expect, it } from "vitest";
-import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";

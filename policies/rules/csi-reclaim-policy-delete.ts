@@ -1,6 +1,6 @@
 import { parse } from "yaml";
-import { catalog } from "../../infra/model/catalog";
-import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { catalog } from "../../infra/model/versions/catalog";
+import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
 import { resourceRule } from "../lib/define";
 import { record, resourceTypes } from "../lib/fleet-resources";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { importedOutputName } from "../../infra/model/shards";
+import { importedOutputName } from "../../infra/model/config/shards";
 import { baselineFleet, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { kubeletApiAdminPatches as rule } from "./kubelet-api-admin-patches";

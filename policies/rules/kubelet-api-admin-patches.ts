@@ -1,6 +1,6 @@
-import { catalog } from "../../infra/model/catalog";
-import { clusterApiCreatesKubeletApiAdmin, needsKubeletApiAdmin } from "../../infra/model/compatibility";
-import { parseKubernetesVersion } from "../../infra/model/kubernetes-version";
+import { catalog } from "../../infra/model/versions/catalog";
+import { clusterApiCreatesKubeletApiAdmin, needsKubeletApiAdmin } from "../../infra/model/versions/compatibility";
+import { parseKubernetesVersion } from "../../infra/model/versions/kubernetes-version";
 import { stackRule } from "../lib/define";
 import { clustersIn, clusterClassView, installedVersions, isImported, ofType, resourceTypes } from "../lib/fleet-resources";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { drainLoadBalancersScript } from "../../infra/model/tenant-cluster";
+import { drainLoadBalancersScript } from "../../infra/model/tenant/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { cloneFixtures, evaluate, fixture, type FixtureResource } from "../testing/harness";

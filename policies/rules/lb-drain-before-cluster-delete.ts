@@ -1,5 +1,5 @@
 import type { PolicyResource } from "@pulumi/policy";
-import { drainLoadBalancersScript } from "../../infra/model/tenant-cluster";
+import { drainLoadBalancersScript } from "../../infra/model/tenant/tenant-cluster";
 import { stackRule } from "../lib/define";
 import { clustersIn, ofType, resourceTypes } from "../lib/fleet-resources";
 

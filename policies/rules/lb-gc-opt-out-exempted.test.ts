@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadBalancerGcAnnotation } from "../../infra/model/caren-extensions";
+import { loadBalancerGcAnnotation } from "../../infra/model/platform/caren-extensions";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";

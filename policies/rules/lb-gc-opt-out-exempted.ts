@@ -1,4 +1,4 @@
-import { loadBalancerGcAnnotation } from "../../infra/model/caren-extensions";
+import { loadBalancerGcAnnotation } from "../../infra/model/platform/caren-extensions";
 import { resourceRule } from "../lib/define";
 import { clusterView, isExempt, parseGoBool, resourceTypes } from "../lib/fleet-resources";
 

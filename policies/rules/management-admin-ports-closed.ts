@@ -1,5 +1,5 @@
 import ipaddr from "ipaddr.js";
-import { kubernetesApiPort } from "../../infra/model/firewall-rules";
+import { kubernetesApiPort } from "../../infra/model/management/firewall-rules";
 import { resourceRule } from "../lib/define";
 import { resourceTypes } from "../lib/fleet-resources";
 

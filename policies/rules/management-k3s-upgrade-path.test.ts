@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
-import { parseK3sVersion } from "../../infra/model/kubernetes-version";
+import { catalog } from "../../infra/model/versions/catalog";
+import { parseK3sVersion } from "../../infra/model/versions/kubernetes-version";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { managementK3sUpgradePath as rule } from "./management-k3s-upgrade-path";

@@ -1,4 +1,4 @@
-import { k3sUpgradeProblem } from "../../infra/model/k3s-upgrades";
+import { k3sUpgradeProblem } from "../../infra/model/management/k3s-upgrades";
 import { stackRule } from "../lib/define";
 import { deployedManagementK3sVersion, k3sUpgradeTargets } from "../lib/fleet-resources";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { baselineFleet } from "../testing/baseline";
 import { cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { managementKubernetesVersion as rule } from "./management-kubernetes-version";

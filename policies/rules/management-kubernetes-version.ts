@@ -1,5 +1,5 @@
-import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "../../infra/model/compatibility";
-import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "../../infra/model/kubernetes-version";
+import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "../../infra/model/versions/compatibility";
+import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "../../infra/model/versions/kubernetes-version";
 import { resourceRule } from "../lib/define";
 import { resourceTypes } from "../lib/fleet-resources";
 

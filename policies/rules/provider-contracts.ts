@@ -1,5 +1,5 @@
 import semver from "semver";
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { stackRule } from "../lib/define";
 import { installedVersions, isImported } from "../lib/fleet-resources";
 
@@ -15,7 +15,7 @@ export const providerContracts = stackRule({
   name: "provider-contracts",
   description: `CAPH releases that speak only v1beta1 need a Cluster API that still serves it (< ${catalog.clusterApi.v1beta1RemovedIn}) and within CAPH's supported range; CAREN ≥ ${catalog.caren.minimumClusterApiSince} needs Cluster API ≥ ${catalog.caren.minimumClusterApi}.`,
   enforcementLevel: "mandatory",
-  remediationSteps: "Change clusterApi, caph and caren together in infra/model/catalog.ts so their contracts match.",
+  remediationSteps: "Change clusterApi, caph and caren together in infra/model/versions/catalog.ts so their contracts match.",
   validate: (resources, _config, report) => {
     // A shard stack's imported platform is judged by the management stack that installs it.
     const { clusterApi, caph, caren } = installedVersions(resources.filter((resource) => !isImported(resource)));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/catalog";
-import { tenantLabels } from "../../infra/model/tenant-cluster";
+import { catalog } from "../../infra/model/versions/catalog";
+import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture, type FixtureResource } from "../testing/harness";

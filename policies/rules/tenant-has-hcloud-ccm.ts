@@ -1,4 +1,4 @@
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { stackRule } from "../lib/define";
 import { clustersIn, ofType, resourceTypes, selectorMatches, type LabelSelector } from "../lib/fleet-resources";
 

@@ -10,7 +10,7 @@ interface Config {
  * longer declares is deleted by this update, with everything on it. Renaming a tenant looks
  * exactly like that: the new name is a new cluster, the old one goes. Deleting on purpose is an
  * explicit, reviewed exemption. (A new namespace for the same tenant is refused by the program
- * itself: infra/model/tenant-immutables.ts.)
+ * itself: infra/model/tenant/tenant-immutables.ts.)
  */
 export const tenantNotRemoved = stackRule<Config>({
   name: "tenant-not-removed",

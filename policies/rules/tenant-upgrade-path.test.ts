@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
-import { catalog } from "../../infra/model/catalog";
+import { catalog } from "../../infra/model/versions/catalog";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { resourceTypes } from "../lib/fleet-resources";
 import { at, cloneFixtures, evaluate, fixture, type Violation } from "../testing/harness";
@@ -7,8 +7,8 @@ import { tenantUpgradePath as rule } from "./tenant-upgrade-path";
 
 // The real planner, which a test can break: it throws only UpgradePlanError, so the rule's rethrow of anything else needs a bug to show.
 const planner = vi.hoisted(() => ({ broken: false }));
-vi.mock("../../infra/model/upgrade-plan", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../infra/model/upgrade-plan")>();
+vi.mock("../../infra/model/versions/upgrade-plan", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../infra/model/versions/upgrade-plan")>();
   return {
     ...original,
     computeUpgradePlan: (...args: Parameters<typeof original.computeUpgradePlan>) => {

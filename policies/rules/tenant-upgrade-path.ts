@@ -1,6 +1,6 @@
 import semver from "semver";
-import { catalog } from "../../infra/model/catalog";
-import { computeUpgradePlan, UpgradePlanError } from "../../infra/model/upgrade-plan";
+import { catalog } from "../../infra/model/versions/catalog";
+import { computeUpgradePlan, UpgradePlanError } from "../../infra/model/versions/upgrade-plan";
 import { stackRule } from "../lib/define";
 import { classOf, clustersIn, deployedTenantVersions, installedVersions, tenantOf } from "../lib/fleet-resources";
 

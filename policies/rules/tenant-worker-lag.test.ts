@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import semver from "semver";
-import { computeUpgradePlan, maxWorkersMinorSkew, upgradeCampaign, type UpgradeStep } from "../../infra/model/upgrade-plan";
+import { computeUpgradePlan, maxWorkersMinorSkew, upgradeCampaign, type UpgradeStep } from "../../infra/model/versions/upgrade-plan";
 import { baselineFleet, deployedOutputs } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { tenantWorkerLag as rule } from "./tenant-worker-lag";

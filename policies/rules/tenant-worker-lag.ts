@@ -1,4 +1,4 @@
-import { maxWorkersMinorSkew } from "../../infra/model/upgrade-plan";
+import { maxWorkersMinorSkew } from "../../infra/model/versions/upgrade-plan";
 import { stackRule } from "../lib/define";
 import { classOf, clustersIn, deployedTenantVersions, tenantOf } from "../lib/fleet-resources";
 

@@ -1,13 +1,13 @@
-import { carenExtensionNames } from "../../infra/model/caren-extensions";
-import { catalog } from "../../infra/model/catalog";
-import { clusterApiProviders } from "../../infra/model/cluster-api-providers";
-import { fleetConfigSchema } from "../../infra/model/fleet-config";
-import { managementFirewallRules } from "../../infra/model/firewall-rules";
-import { hetznerClusterClassManifests } from "../../infra/model/hetzner-cluster-class";
-import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant-cluster";
+import { carenExtensionNames } from "../../infra/model/platform/caren-extensions";
+import { catalog } from "../../infra/model/versions/catalog";
+import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
+import { fleetConfigSchema } from "../../infra/model/config/fleet-config";
+import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
+import { hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
+import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
 import { readStackConfig } from "../../tests/stack-files";
 import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, k3sTargetOutputName } from "../../infra/model/policy-facts";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/shards";
+import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
 

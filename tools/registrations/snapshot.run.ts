@@ -9,7 +9,7 @@ import { it } from "vitest";
 import { loadFleetConfig } from "../../infra/config";
 import { planTenantUpgradesOrStop } from "../../infra/deployed-state";
 import { createFleet } from "../../infra/fleet";
-import { generatedDeployedVersions, generatedStackConfig } from "../../scripts/benchmarks/fleet-generator";
+import { generatedDeployedVersions, generatedStackConfig } from "../benchmarks/fleet-generator";
 import { settle } from "../../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig, type RuntimeConfig } from "../../tests/stack-files";

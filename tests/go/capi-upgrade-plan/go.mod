@@ -3,7 +3,7 @@ module capi-fleet.test/capi-upgrade-plan
 go 1.24.0
 
 // Cluster API's own planner and Cluster webhooks at the catalog's version
-// (infra/model/upgrade-plan.capi.test.ts checks it); the rest at the versions its go.mod pins.
+// (infra/model/versions/upgrade-plan.capi.test.ts checks it); the rest at the versions its go.mod pins.
 require (
 	github.com/blang/semver/v4 v4.0.0
 	github.com/evanphx/json-patch/v5 v5.9.11

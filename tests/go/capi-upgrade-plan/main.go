@@ -12,7 +12,7 @@
 //	     spec.topology.version from "from" to "desired", the cluster settled at "from":
 //	     {"allowed", "denials": [field: message]} (see admit.go)
 //
-// Built by infra/model/upgrade-plan.capi.test.ts from the Go module cache (tests/go-programs.ts).
+// Built by infra/model/versions/upgrade-plan.capi.test.ts from the Go module cache (tests/go-programs.ts).
 package main
 
 import (

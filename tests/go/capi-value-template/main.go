@@ -4,7 +4,7 @@
 // sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/topology/cluster/patches/inline/json_patch_generator.go,
 // `renderValueTemplate` (text/template with sprig's hermetic functions, the variables as their Go
 // types, the output read as YAML) and `patchIsEnabled` (enabled only when the value is `true`).
-// Built by infra/model/hetzner-cluster-class.test.ts from the Go module cache only.
+// Built by infra/model/platform/hetzner-cluster-class.test.ts from the Go module cache only.
 package main
 
 import (

@@ -1,7 +1,7 @@
 // Reads one CIDR per line on stdin and prints, per line, how Go's net.ParseCIDR reads it (the
 // parser Kubernetes, CAPI and CAPH validate cidrBlocks with): "error", or
 // "ok <address bits> <prefix length> <network address, hex> <host bits clear>".
-// Built by infra/model/cidr.test.ts with the Go toolchain only (no modules).
+// Built by infra/model/config/cidr.test.ts with the Go toolchain only (no modules).
 package main
 
 import (

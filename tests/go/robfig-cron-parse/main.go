@@ -1,6 +1,6 @@
 // Reads one cron expression per line on stdin and prints "ok" or "error: <message>" per line,
 // as robfig/cron's standard parser (the one k3s schedules its etcd snapshots with) answers.
-// Built by infra/model/cron.test.ts from the Go module cache only.
+// Built by infra/model/config/cron.test.ts from the Go module cache only.
 package main
 
 import (
