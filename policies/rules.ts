@@ -20,7 +20,7 @@ import { tenantVersionInClusterClass } from "./rules/tenant-version-in-cluster-c
 import { tenantWorkerLag } from "./rules/tenant-worker-lag";
 
 /**
- * Every rule of the pack, in the README table's order. index.ts hands them to the PolicyPack;
+ * Every rule of the pack, in the order of the table in docs/policies.md. index.ts hands them to the PolicyPack;
  * tests import this file, never index.ts (the PolicyPack constructor starts a gRPC server).
  */
 export const allRules = [

@@ -151,7 +151,7 @@ describe(`CAREN ${catalog.caren.chart.version} in the loop`, () => {
           for (const entry of config.proxy.additionalNo) expect(file.content, `${what}: ${file.path} NO_PROXY`).toContain(entry);
         }
         for (const url of [...config.imageRegistries.map((r) => r.url), config.globalImageRegistryMirror.url]) expect(fileText, `${what}: ${url}`).toContain(new URL(url).host);
-        // The nodes' range, which the program adds to CAREN's list; and the credential provider each node pulls at boot (README's egress list).
+        // The nodes' range, which the program adds to CAREN's list; and the credential provider each node pulls at boot (docs/tenants.md, "What every tenant node must reach").
         for (const file of proxyFiles) expect(file.content, `${what}: ${file.path} NO_PROXY`).toContain(nodesCidrOf(payments));
         expect(fileText, `${what}: dynamic credential provider`).toContain("ghcr.io/mesosphere/dynamic-credential-provider");
         if (what === "KubeadmControlPlane") {

@@ -83,6 +83,8 @@ describe("docs/operations.md", () => {
     expect(await problems("kubectl get clusters -A --kubconfig x")).toContain("kubectl get: no flag --kubconfig");
     expect(await problems("npm run deploy")).toContain('package.json has no script "deploy"');
     expect(await problems("node scripts/nope.mjs")).toContain("scripts/nope.mjs is not a script in this repository");
+    expect(await problems("node components/nope.mjs")).toContain("components/nope.mjs is not a script in this repository");
+    expect(await problems("node infra/index.ts")).toContain("infra/index.ts is not a script in this repository");
     expect(await problems("clusterctl move --from-dir backup --to-kubeconfig k")).toContain("clusterctl move: no flag --from-dir");
     expect(await problems("clusterctl restore --from-directory backup")).toContain('unknown command "restore"');
     expect(await problems("hcloud server list")).toContain("hcloud is neither a repository script nor pulumi/kubectl/clusterctl");

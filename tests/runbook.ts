@@ -177,6 +177,9 @@ export interface CommandCheck {
   readonly unchecked?: string;
 }
 
+/** Where the repository keeps programs a runbook may run: user commands, development tools, and the programs components run. */
+const repoProgram = /^(scripts|tools|components)\//;
+
 /** Checks one runbook command against the repository and the CLIs. */
 export async function checkCommand(command: RunbookCommand, clis: Clis): Promise<CommandCheck> {
   const [program = "", ...args] = command.words;
@@ -190,10 +193,10 @@ export async function checkCommand(command: RunbookCommand, clis: Clis): Promise
     }
     return { problems: [`${at}: only npm ci, npm test and npm run <script> are expected`] };
   }
-  if (program === "node" || program.startsWith("scripts/")) {
+  if (program === "node" || repoProgram.test(program)) {
     const script = program === "node" ? (args[0] ?? "") : program;
     const file = path.join(repoRoot, script);
-    if (!script.startsWith("scripts/") || !existsSync(file)) return { problems: [`${at}: ${script} is not a script in this repository`] };
+    if (!repoProgram.test(script) || !existsSync(file)) return { problems: [`${at}: ${script} is not a script in this repository`] };
     const run = program === "node" ? [process.execPath, [file, "--help"]] : [file, ["--help"]];
     try {
       await execFileAsync(run[0] as string, run[1] as string[], { timeout: 30_000, cwd: repoRoot });

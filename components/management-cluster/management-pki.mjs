@@ -28,7 +28,7 @@ const dayMs = 24 * 60 * 60 * 1000;
 
 /** CAs outlive the servers; rotating one means rebuilding the cluster. */
 export const caValidityDays = 3650;
-/** The admin certificate is rotated with `pulumi up --replace` on its command (see README). */
+/** The admin certificate is rotated with `pulumi up --replace` on its command (docs/management-cluster.md, "Kubeconfig without SSH"). */
 export const adminValidityDays = 365;
 export const adminSubject = "CN=capi-fleet-admin, O=system:masters";
 

@@ -22,7 +22,7 @@ interface RuleBase<Config> {
   readonly name: string;
   readonly description: string;
   readonly enforcementLevel: Exclude<EnforcementLevel, "remediate">;
-  /** How to fix a violation (shown by the CLI and the README table). */
+  /** How to fix a violation (shown by the CLI and the table in docs/policies.md). */
   readonly remediationSteps: string;
   /** Config properties with defaults (the CLI fills defaults; tests merge them with {@link configDefaults}). */
   readonly config?: { readonly [Key in keyof Config]: PolicyConfigJSONSchema & { default: Config[Key] } };

@@ -17,7 +17,7 @@ export function medianOf<T>(samples: readonly T[], field: (sample: T) => number)
 export const mebibyte = 1024 * 1024;
 export const gibibyte = 1024 * mebibyte;
 
-/** The bench's targets (docs: README, Performance). */
+/** The bench's targets (docs/performance.md). */
 export const targets = {
   /** time(500 tenants) / time(100 tenants) of mock registration: linear growth gives 5. */
   registrationGrowthMax: 6,
@@ -89,7 +89,7 @@ export function formatTable(header: readonly string[], rows: readonly (readonly 
   return [line(header), widths.map((width) => "-".repeat(width)).join("  "), ...rows.map(line)].join("\n");
 }
 
-/** The same table as GitHub Markdown (for the README). */
+/** The same table as GitHub Markdown (for docs/performance.md). */
 export function formatMarkdownTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const line = (row: readonly string[]): string => `| ${row.join(" | ")} |`;
   return [line(header), line(header.map(() => "---")), ...rows.map(line)].join("\n");

@@ -539,7 +539,7 @@ const tenantSchema = strictObject({
   /**
    * CAREN's preflight webhook checks every create and spec change of the Cluster; `skip` names
    * checks it must not run for this tenant, e.g. `[Registry]` when the management cluster cannot
-   * reach the tenant's registries (README, "When the management cluster must reach a tenant's
+   * reach the tenant's registries (docs/tenants.md, "When the management cluster must reach a tenant's
    * registries"). Written as CAREN's `preflight.cluster.caren.nutanix.com/skip` annotation.
    */
   carenPreflight: strictObject({

@@ -74,7 +74,7 @@ function bucketAfter(rounds: number, servers: number, secret: Record<string, str
 }
 
 describe("what the bucket keeps (k3s' pruning, a stand-in)", () => {
-  it("keeps `retention` snapshots of every server, as the README promises", () => {
+  it("keeps `retention` snapshots of every server, as docs/management-cluster.md promises", () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 60 }), fc.constantFrom(1, 3), (retention, servers) => {
         const settings = { ...backups, retention };

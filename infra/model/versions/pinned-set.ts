@@ -3,7 +3,7 @@ import { catalog, type Catalog } from "./catalog";
 import { carenPatchGeneration } from "../platform/caren-extensions";
 import { describeRange } from "./kubernetes-version";
 
-/** One row of the pinned set, for the README and release notes. */
+/** One row of the pinned set, for docs/platform.md and release notes. */
 export interface CatalogRow {
   readonly component: string;
   readonly version: string;
