@@ -40,7 +40,8 @@ export default tseslint.config(
     },
   },
   {
-    files: ["**/*.test.ts", "tests/**/*.ts", "policies/testing/**/*.ts"],
+    // Test files, and the test helpers beside the code they test (infra/model/**/*-fixtures.ts).
+    files: ["**/*.test.ts", "tests/**/*.ts", "policies/testing/**/*.ts", "infra/model/**/*-fixtures.ts"],
     rules: {
       "@typescript-eslint/no-non-null-assertion": "off",
       "@typescript-eslint/no-unsafe-assignment": "off",
