@@ -51,7 +51,7 @@ export const configKeys = {
   etcdS3Credentials: `${projectName}:etcdS3Credentials`,
 } as const;
 
-const secretKeys: readonly string[] = [
+export const secretKeys: readonly string[] = [
   configKeys.tenantHcloudTokens,
   configKeys.managementKubeconfig,
   configKeys.hcloudToken,
