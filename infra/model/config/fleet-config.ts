@@ -256,16 +256,18 @@ const etcdBackupsSchema = strictObject({
     .enum(objectStorageLocations, {
       error: (issue) => `${formatValue(issue.input)} has no Hetzner Object Storage; ${oneOf(objectStorageLocations)}`,
     })
-    .optional(),
+    .optional()
+    .describe("Object Storage location of the bucket (endpoint <location>.your-objectstorage.com); defaults to management.location when it has Object Storage."),
   /** Bucket, created beforehand in the Hetzner console (k3s refuses to upload to a missing bucket). */
-  bucket: bucketName,
+  bucket: bucketName.describe("Bucket for the snapshots, created beforehand in the Hetzner console (k3s refuses to upload to a missing bucket)."),
   /** Prefix of the snapshots in the bucket; defaults to the fleet name (capi-fleet-<stack>). */
   folder: z
     .string()
     .regex(/^[A-Za-z0-9]([A-Za-z0-9._/-]*[A-Za-z0-9])?$/, {
       error: "is not a folder; allowed: letters, digits, '.', '_', '-' and '/', starting and ending with a letter or digit",
     })
-    .optional(),
+    .optional()
+    .describe("Prefix of the snapshots in the bucket; defaults to the fleet name, capi-fleet-<stack>."),
   /** When each server snapshots etcd (k3s `etcd-snapshot-schedule-cron`). */
   schedule: z
     .string()
@@ -273,54 +275,56 @@ const etcdBackupsSchema = strictObject({
       const problem = cronScheduleProblem(ctx.value);
       if (problem) ctx.issues.push(customIssue(ctx.value, problem));
     })
-    .default("0 */6 * * *"),
+    .default("0 */6 * * *")
+    .describe("Cron schedule of each server's etcd snapshots (k3s etcd-snapshot-schedule-cron); reaches only servers created later."),
   /** Snapshots each server keeps, locally and in the bucket (k3s `etcd-snapshot-retention`). */
   retention: z
     .int({ error: (issue) => `${formatValue(issue.input)} is not a whole number; allowed: 1 to 1000` })
     .min(1, { error: "must be at least 1; allowed: 1 to 1000" })
     .max(1000, { error: "must be at most 1000; allowed: 1 to 1000" })
-    .default(28),
+    .default(28)
+    .describe("Snapshots each server keeps, locally and in the bucket (k3s etcd-snapshot-retention); reaches only servers created later."),
 });
 
 const hetznerManagementSchema = strictObject({
   /** Build the management cluster on hcloud servers. */
-  mode: z.literal("hetzner"),
+  mode: z.literal("hetzner").describe("hetzner: build the management cluster (k3s) on hcloud servers."),
   /** Location of the servers and the API load balancer. */
-  location,
+  location: location.describe("Hetzner Cloud location of the management servers and their API load balancer."),
   /** hcloud server type of each k3s server, e.g. cx33. */
-  serverType,
+  serverType: serverType.describe("hcloud server type of each k3s server, e.g. cx33; a type the catalog does not list is a warning (only Hetzner's API knows the current list)."),
   /** k3s servers: 1 (no HA) or 3 (embedded etcd quorum). */
   servers: z.literal([1, 3], {
     error: (issue) =>
       `${formatValue(issue.input)} servers is not allowed; allowed: 1 or 3 (embedded etcd needs an odd member count, and 1 has no HA)`,
-  }),
+  }).describe("Number of k3s servers: 1 (no HA) or 3 (embedded etcd quorum)."),
   /** k3s release (vMAJOR.MINOR.PATCH+k3sN); defaults to the catalog's; its minor must suit the platform. */
-  k3sVersion: managementVersion(parseK3sVersion, exampleK3sVersion, "hetzner").default(catalog.k3s.version),
+  k3sVersion: managementVersion(parseK3sVersion, exampleK3sVersion, "hetzner").default(catalog.k3s.version).describe("k3s release of the servers (vMAJOR.MINOR.PATCH+k3sN); its minor must suit the platform. A change upgrades the running servers in place, one minor at a time."),
   /** hcloud image of the servers. */
-  image: z.string().min(1).default(catalog.managementImage),
+  image: z.string().min(1).default(catalog.managementImage).describe("hcloud image of the servers; an image outside the catalog's system images is a warning (it may be your snapshot)."),
   /** Private network of the servers and the load balancer. */
   network: strictObject({
-    cidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
-    subnetCidr: cidr({ privateIpv4: true }).default("10.0.1.0/24"),
-  }).prefault({}),
+    cidr: cidr({ privateIpv4: true }).default("10.0.0.0/16").describe("RFC 1918 range of the servers' private network; must not overlap k3s' pod (10.42.0.0/16) and service (10.43.0.0/16) ranges."),
+    subnetCidr: cidr({ privateIpv4: true }).default("10.0.1.0/24").describe("Subnet of the network that the servers and the load balancer use; inside cidr."),
+  }).prefault({}).describe("Private network of the servers and the API load balancer."),
   /** Sources allowed to reach SSH (22) and the Kubernetes API (6443) on the servers; never the whole Internet unless allowAdminFromAnywhere. */
-  adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }),
+  adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }).describe("Source ranges allowed to reach SSH (22) and the Kubernetes API (6443) on the servers, and SSH on tenant servers with an sshKeyName; ranges that cover the whole Internet are refused unless allowAdminFromAnywhere."),
   /** Explicit opt-in (throwaway dev stacks only) for adminCidrs that cover every address of IPv4 or IPv6. */
-  allowAdminFromAnywhere: z.boolean().default(false),
+  allowAdminFromAnywhere: z.boolean().default(false).describe("Accept adminCidrs open to the whole Internet, for throwaway dev stacks only."),
   /** OpenSSH public key installed for root on the servers. */
-  sshPublicKey,
+  sshPublicKey: sshPublicKey.describe("OpenSSH public key installed for root on the servers (checked to really be a public key)."),
   /**
    * hcloud delete/rebuild protection plus Pulumi `protect` on servers, network and load
    * balancer, and Pulumi `protect` on every tenant (so a removed or renamed tenant stops the
    * update instead of deleting its cluster).
    */
-  deletionProtection: z.boolean().default(true),
+  deletionProtection: z.boolean().default(true).describe("hcloud delete/rebuild protection and Pulumi protect on the management cluster, and Pulumi protect on every tenant: a removed or renamed tenant stops pulumi up before anything of it is deleted."),
   /** hcloud load-balancer type of the API endpoint. */
   apiLoadBalancerType: z.enum(loadBalancerTypes, {
     error: (issue) => `${formatValue(issue.input)} is not a load-balancer type; ${oneOf(loadBalancerTypes)}`,
-  }).default("lb11"),
+  }).default("lb11").describe("hcloud load-balancer type of the management cluster's API endpoint."),
   /** etcd snapshots to Hetzner Object Storage (off when absent); the credentials are the secret `etcdS3Credentials`. */
-  backups: etcdBackupsSchema.optional(),
+  backups: etcdBackupsSchema.optional().describe("etcd snapshots to Hetzner Object Storage, off when absent; needs the secret etcdS3Credentials."),
   /**
    * The server (1-based) whose first boot starts the etcd cluster; the others join it. Only a
    * created server reads it: set another one before replacing a lost server 1 of a running
@@ -330,16 +334,17 @@ const hetznerManagementSchema = strictObject({
     .int({ error: (issue) => `${formatValue(issue.input)} is not a server number; allowed: 1, 2 or 3, at most management.servers` })
     .min(1, { error: "must be 1 or more; allowed: 1, 2 or 3, at most management.servers" })
     .max(3, { error: "must be 3 or less; allowed: 1, 2 or 3, at most management.servers" })
-    .default(1),
+    .default(1)
+    .describe("The server (1 to servers) whose first boot starts etcd; the others join it. Read only when a server is created: set another before replacing a lost server 1."),
 });
 
 const existingManagementSchema = strictObject({
   /** Use a cluster that already exists; its kubeconfig is the secret `capi-fleet:managementKubeconfig`. */
-  mode: z.literal("existing"),
+  mode: z.literal("existing").describe("existing: use a cluster that already exists; its kubeconfig is the secret managementKubeconfig."),
   /** Kubernetes version the existing cluster runs (checked against the platform's management range). */
-  kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion, "existing"),
+  kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion, "existing").describe("Kubernetes version the existing cluster runs; its minor must suit the platform."),
   /** Pulumi `protect` on every tenant: a removed or renamed tenant stops the update instead of deleting its cluster. */
-  deletionProtection: z.boolean().default(true),
+  deletionProtection: z.boolean().default(true).describe("Pulumi protect on every tenant: a removed or renamed tenant stops pulumi up instead of deleting its cluster."),
 });
 
 const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {
@@ -348,9 +353,9 @@ const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, 
 
 const workerPoolSchema = strictObject({
   /** MachineDeployment name inside the tenant, e.g. md-0. */
-  name: dnsLabel(),
+  name: dnsLabel().describe("Name of the pool (its MachineDeployment) inside the tenant, e.g. md-0; a DNS label, unique in the tenant."),
   /** Number of worker servers; 0 keeps the pool defined but empty. Exclusive with `autoscaling`. */
-  replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }).optional(),
+  replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }).optional().describe("Number of worker servers; 0 keeps the pool defined but empty. Required unless autoscaling is set, and exclusive with it."),
   /**
    * Let the cluster autoscaler (run by the program on the management cluster,
    * components/cluster-autoscaler) size the pool between these bounds; exclusive with `replicas`
@@ -359,20 +364,20 @@ const workerPoolSchema = strictObject({
    * validation says why).
    */
   autoscaling: strictObject({
-    minSize: z.int().min(0, { error: "must be 0 or more; allowed: 0 to 100" }).max(100, { error: "must be at most 100 per pool; allowed: 0 to 100" }),
-    maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }),
-  }).optional(),
+    minSize: z.int().min(0, { error: "must be 0 or more; allowed: 0 to 100" }).max(100, { error: "must be at most 100 per pool; allowed: 0 to 100" }).describe("Fewest servers the autoscaler keeps; 0 (scale from zero) is not available on Arm cax types."),
+    maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }).describe("Most servers the autoscaler creates; at least minSize."),
+  }).optional().describe("Let the cluster autoscaler, which the program runs on the management cluster, size the pool between minSize and maxSize; instead of replicas."),
   /** hcloud server type of the workers. */
-  machineType: serverType,
+  machineType: serverType.describe("hcloud server type of the pool's servers, e.g. cpx31."),
   /** Location of the pool's servers; must be one of the tenant's regions. */
-  failureDomain: location,
+  failureDomain: location.describe("Location of the pool's servers; one of the tenant's regions."),
   /** hcloud image of the pool's servers; defaults to the tenant's `image`. */
-  image: z.string().min(1).optional(),
+  image: z.string().min(1).optional().describe("hcloud image of the pool's servers; defaults to the tenant's image."),
   /**
    * Put the pool's servers in their own spread placement group (different physical hosts).
    * Hetzner caps a group at 10 servers, so the pool may then have at most 9 replicas.
    */
-  placementGroup: z.boolean().default(false),
+  placementGroup: z.boolean().default(false).describe("Put the pool's servers in their own spread placement group (different physical hosts); the pool may then have at most 9 replicas, or maxSize 9."),
 });
 
 /** CAREN's `kubeProxy.mode` values (`disabled`: Cilium replaces kube-proxy). */
@@ -408,9 +413,9 @@ const registryCredentialsRef = dnsLabel(40).optional();
 
 const imageRegistrySchema = strictObject({
   /** Registry URL, e.g. https://registry.example.com (CAREN `imageRegistries[].url`). */
-  url: httpUrl("a registry URL"),
+  url: httpUrl("a registry URL").describe("Registry URL, http:// or https://, e.g. https://registry.example.com (CAREN imageRegistries[].url)."),
   /** Name of the credentials in `tenantRegistryCredentials.<tenant>`; none for a public registry. */
-  credentials: registryCredentialsRef,
+  credentials: registryCredentialsRef.describe("Name of an entry of the secret tenantRegistryCredentials.<tenant> holding the registry's credentials; none for a public registry."),
 });
 
 /** A login name cloud-init can create (lower-case, as useradd takes it by default). */
@@ -422,36 +427,37 @@ const userName = z.string().check((ctx) => {
 
 const tenantSchema = strictObject({
   /** Cluster name; DNS-1123 label, unique in the fleet. */
-  name: dnsLabel(),
+  name: dnsLabel().describe("Cluster name: a DNS label of at most 50 characters, unique in the fleet."),
   /** Namespace of the Cluster object; defaults to the tenant name. */
-  namespace: dnsLabel().optional(),
+  namespace: dnsLabel().optional().describe("Namespace of the tenant's Cluster on the management cluster; defaults to the tenant name, and must not be one the platform uses."),
   /** Target Kubernetes version; one of the ClusterClass kubernetesVersions. */
-  kubernetesVersion: tenantKubernetesVersion,
+  kubernetesVersion: tenantKubernetesVersion.describe("Target Kubernetes version, one of the ClusterClass kubernetesVersions; may be several minors ahead of what runs (upgraded one minor at a time)."),
   /** Control-plane locations (CAPH failure domains), all in one network zone. */
-  regions: z.array(location).min(1, { error: "needs at least one location" }),
+  regions: z.array(location).min(1, { error: "needs at least one location" }).describe("Control-plane locations (CAPH failure domains), all in one network zone."),
   controlPlane: strictObject({
     /** 1, 3 or 5: an etcd quorum needs an odd member count. */
     replicas: z.literal([1, 3, 5], {
       error: (issue) => `${formatValue(issue.input)} replicas is not allowed; allowed: 1, 3 or 5 (etcd needs an odd member count)`,
-    }),
-    machineType: serverType,
+    }).describe("Number of control-plane servers: an etcd quorum needs an odd member count."),
+    machineType: serverType.describe("hcloud server type of the control-plane servers, e.g. cx33."),
     /** Spread the control-plane servers over different physical hosts (placement group). */
-    placementGroup: z.boolean().default(true),
-  }),
+    placementGroup: z.boolean().default(true).describe("Spread the control-plane servers over different physical hosts (a spread placement group)."),
+  }).describe("The tenant's control plane (KubeadmControlPlane)."),
   /** hcloud image of the tenant's servers; the ClusterClass installs Kubernetes on it at boot. */
-  image: z.string().min(1).default(catalog.tenantNodeImage),
+  image: z.string().min(1).default(catalog.tenantNodeImage).describe("hcloud image of the tenant's servers (stock Ubuntu: each node installs its Kubernetes version at boot); an image outside the catalog is a warning."),
   /** Name of an SSH key in the tenant's Hetzner project, installed on every server (optional). */
   sshKeyName: z
     .string()
     .min(1, { error: "is empty; allowed: the name of an SSH key in the tenant's Hetzner project, or leave the key out" })
     .max(128, { error: "is longer than hcloud's 128-character limit for SSH key names" })
-    .optional(),
+    .optional()
+    .describe("Name of an SSH key in the tenant's Hetzner project, installed on every server; opens SSH from management.adminCidrs in the tenant's firewall. Without it SSH stays closed."),
   /** hcloud load-balancer type of the tenant's API endpoint. */
   apiLoadBalancerType: z.enum(loadBalancerTypes, {
     error: (issue) => `${formatValue(issue.input)} is not a load-balancer type; ${oneOf(loadBalancerTypes)}`,
-  }).default("lb11"),
+  }).default("lb11").describe("hcloud load-balancer type of the tenant's API endpoint."),
   /** Worker pools (MachineDeployments). */
-  workers: z.array(workerPoolSchema).min(1, { error: "needs at least one worker pool" }),
+  workers: z.array(workerPoolSchema).min(1, { error: "needs at least one worker pool" }).describe("Worker pools (MachineDeployments), at least one."),
   /**
    * Node Feature Discovery, installed by CAREN's `addons.nfd` handler into the workload cluster
    * (labels nodes with their CPU, kernel and PCI features); absent means not installed.
@@ -459,83 +465,84 @@ const tenantSchema = strictObject({
   nfd: strictObject({
     strategy: z.enum(cniStrategies, {
       error: (issue) => `${formatValue(issue.input)} is not a CAREN addon strategy; ${oneOf(cniStrategies)}`,
-    }).default("HelmAddon"),
-  }).optional(),
+    }).default("HelmAddon").describe("How CAREN installs Node Feature Discovery."),
+  }).optional().describe("Node Feature Discovery in the workload cluster (CAREN addons.nfd), which labels nodes with their CPU, kernel and PCI features; absent: not installed."),
   /** Cluster networking. Defaults follow CAPH's examples. */
   network: strictObject({
     /** hcloud private network of the tenant's servers. */
-    nodesCidr: cidr({ privateIpv4: true }).default("10.0.0.0/16"),
+    nodesCidr: cidr({ privateIpv4: true }).default("10.0.0.0/16").describe("hcloud private network of the tenant's servers."),
     /** The hcloud subnet the servers and the API load balancer use; defaults to the first /24 of nodesCidr. */
-    nodesSubnetCidr: cidr({ privateIpv4: true }).optional(),
-    podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16"),
-    servicesCidr: cidr({ privateIpv4: true }).default("10.128.0.0/12"),
+    nodesSubnetCidr: cidr({ privateIpv4: true }).optional().describe("The hcloud subnet of the servers and the API load balancer, inside nodesCidr; defaults to the first /24 of nodesCidr."),
+    podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16").describe("Pod range: /24 or larger, with one /24 per server the tenant can have at once (replicas plus one rollout surge per pool and control plane)."),
+    servicesCidr: cidr({ privateIpv4: true }).default("10.128.0.0/12").describe("Service range, /12 to /28 (kubeadm's limits)."),
     /**
      * Tenants naming the same routing domain can reach each other (shared or peered
      * network, VPN), so their node, pod and service ranges must not overlap.
      */
-    routingDomain: dnsLabel().optional(),
-  }).prefault({}),
+    routingDomain: dnsLabel().optional().describe("Tenants naming the same routing domain can reach each other (shared or peered network, VPN), so their node, pod and service ranges must not overlap."),
+  }).prefault({}).describe("Cluster networking; node, pod and service ranges must not overlap. Defaults follow CAPH's examples."),
   /** CNI delivered by CAREN's lifecycle hooks (`clusterConfig.addons.cni`). */
   cni: strictObject({
     provider: z.literal("cilium", {
       error: (issue) =>
         `${formatValue(issue.input)} is not supported on Hetzner; allowed: cilium (CAREN skips Calico for HetznerCluster)`,
-    }),
+    }).describe("The CNI; only Cilium (CAREN skips Calico for HetznerCluster)."),
     /** Always explicit: CAREN's Cilium handler fails on an empty strategy. */
     strategy: z.enum(cniStrategies, {
       error: (issue) => `${formatValue(issue.input)} is not a CAREN addon strategy; ${oneOf(cniStrategies)}`,
-    }).default("HelmAddon"),
+    }).default("HelmAddon").describe("How CAREN installs Cilium; kube-proxy replacement needs HelmAddon."),
     /** Replace kube-proxy with Cilium: the same as `kubeProxy.mode: disabled` (kept for existing stacks). */
-    kubeProxyReplacement: z.boolean().default(false),
+    kubeProxyReplacement: z.boolean().default(false).describe("Replace kube-proxy with Cilium: the older spelling of kubeProxy.mode: disabled."),
     /**
      * Cilium Helm values (a mapping). The program puts them in a ConfigMap in the tenant's
      * namespace and points `addons.cni.values.sourceRef` at it; they replace CAREN's default
      * values template as a whole (HelmAddon strategy only).
      */
-    values: z.record(z.string(), z.unknown()).optional(),
-  }).prefault({ provider: "cilium" }),
+    values: z.record(z.string(), z.unknown()).optional().describe("Cilium Helm values (a mapping, HelmAddon only); they replace CAREN's default values template as a whole, so keep what it sets (ipam.mode, k8sServiceHost/Port)."),
+  }).prefault({ provider: "cilium" }).describe("CNI delivered by CAREN's lifecycle hooks (CAREN addons.cni)."),
   /** kube-proxy (CAREN `kubeProxy.mode`); fixed once the cluster exists. Unset: kubeadm's default, iptables. */
   kubeProxy: strictObject({
     mode: z.enum(kubeProxyModes, {
       error: (issue) => `${formatValue(issue.input)} is not a kube-proxy mode; ${oneOf(kubeProxyModes)} (disabled: Cilium replaces kube-proxy)`,
-    }),
-  }).optional(),
+    }).describe("kube-proxy mode; disabled: Cilium replaces kube-proxy (needs cni.strategy HelmAddon)."),
+  }).optional().describe("kube-proxy (CAREN kubeProxy.mode), fixed once the cluster exists; unset: kubeadm's default, iptables."),
   /** Time servers of every node (CAREN `ntp.servers`); unset: the image's default. */
   ntp: strictObject({
-    servers: z.array(ntpServer).min(1, { error: "needs at least one server" }).max(16, { error: "must list at most 16 servers" }),
-  }).optional(),
+    servers: z.array(ntpServer).min(1, { error: "needs at least one server" }).max(16, { error: "must list at most 16 servers" }).describe("IP addresses or host names of the time servers."),
+  }).optional().describe("Time servers of every node (CAREN ntp.servers); unset: the image's default."),
   /** HTTP proxy for containerd and kubelet on every node (CAREN `proxy`). */
   proxy: strictObject({
-    http: httpUrl("a proxy URL").optional(),
-    https: httpUrl("a proxy URL").optional(),
+    http: httpUrl("a proxy URL").optional().describe("Proxy for http:// requests, an http:// or https:// URL."),
+    https: httpUrl("a proxy URL").optional().describe("Proxy for https:// requests, an http:// or https:// URL; it must allow CONNECT to the tenant's API load balancer on 6443."),
     /** Added to the no-proxy list CAREN computes (localhost, pod and service ranges, cluster domains). CAREN `proxy.additionalNo`. */
-    additionalNoProxy: z.array(z.string().min(1).max(253)).max(128, { error: "must list at most 128 entries" }).optional(),
-  }).optional(),
+    additionalNoProxy: z.array(z.string().min(1).max(253)).max(128, { error: "must list at most 128 entries" }).optional().describe("Added to the no-proxy list CAREN computes (localhost, pod and service ranges, cluster domains); CAREN proxy.additionalNo."),
+  }).optional().describe("HTTP proxy for containerd and the kubelet on every node (CAREN proxy); set http, https or both."),
   /** Registries the nodes pull from, with optional credentials (CAREN `imageRegistries`). */
-  imageRegistries: z.array(imageRegistrySchema).max(32, { error: "must list at most 32 registries" }).optional(),
+  imageRegistries: z.array(imageRegistrySchema).max(32, { error: "must list at most 32 registries" }).optional().describe("Registries the nodes pull from, with optional credentials (CAREN imageRegistries); CAREN's preflight webhook pings each from the management cluster."),
   /** A mirror for every registry (CAREN `globalImageRegistryMirror`). */
   globalImageRegistryMirror: strictObject({
-    url: httpUrl("a mirror URL"),
-    credentials: registryCredentialsRef,
-  }).optional(),
+    url: httpUrl("a mirror URL").describe("Mirror URL, http:// or https://."),
+    credentials: registryCredentialsRef.describe("Name of an entry of the secret tenantRegistryCredentials.<tenant> holding the mirror's credentials; none for a public mirror."),
+  }).optional().describe("A mirror containerd tries first for every registry (CAREN globalImageRegistryMirror)."),
   /** Login users on every node (CAREN `users`), SSH keys only (no passwords). */
   users: z
     .array(
       strictObject({
-        name: userName,
-        sshAuthorizedKeys: z.array(sshPublicKey).min(1, { error: "needs at least one key: a user without one cannot log in" }).max(100),
+        name: userName.describe("Login name: lower-case, not root."),
+        sshAuthorizedKeys: z.array(sshPublicKey).min(1, { error: "needs at least one key: a user without one cannot log in" }).max(100).describe("OpenSSH public keys of the user, at least one."),
         /** A sudoers specification such as "ALL=(ALL) NOPASSWD:ALL"; unset: no sudo. */
-        sudo: z.string().min(1).max(256).optional(),
+        sudo: z.string().min(1).max(256).optional().describe("A sudoers specification such as ALL=(ALL) NOPASSWD:ALL; unset: no sudo."),
       }),
     )
     .max(32, { error: "must list at most 32 users" })
-    .optional(),
+    .optional()
+    .describe("Login users on every node (CAREN users), SSH keys only, no passwords; SSH itself is open only with sshKeyName."),
   /**
    * CAREN deletes the tenant's LoadBalancer Services before the Cluster goes away, so
    * hcloud load balancers are not orphaned. `false` writes the opt-out annotation
    * `caren.nutanix.com/loadbalancer-gc: "false"` (there is no CAREN variable for this).
    */
-  loadBalancerGarbageCollection: z.boolean().default(true),
+  loadBalancerGarbageCollection: z.boolean().default(true).describe("CAREN deletes the tenant's LoadBalancer Services before the Cluster goes away, so no hcloud load balancer is orphaned; false writes CAREN's opt-out annotation."),
   /**
    * CAREN's preflight webhook checks every create and spec change of the Cluster; `skip` names
    * checks it must not run for this tenant, e.g. `[Registry]` when the management cluster cannot
@@ -549,21 +556,22 @@ const tenantSchema = strictObject({
           error: (issue) => `${formatValue(issue.input)} is not a preflight check CAREN runs for this fleet; ${oneOf(carenPreflightChecks)}`,
         }),
       )
-      .min(1, { error: `names no check; ${oneOf(carenPreflightChecks)}, or leave carenPreflight out` }),
-  }).optional(),
+      .min(1, { error: `names no check; ${oneOf(carenPreflightChecks)}, or leave carenPreflight out` })
+      .describe("Checks of CAREN's preflight webhook not to run for this tenant, e.g. Registry when the management cluster cannot reach the tenant's registries."),
+  }).optional().describe("CAREN's preflight webhook for this tenant (the annotation preflight.cluster.caren.nutanix.com/skip)."),
   /**
    * Extra annotations on the tenant's Cluster, e.g. `topology.cluster.x-k8s.io/upgrade-concurrency`.
    * CAREN's LB-GC opt-out and preflight skip are not among them: use
    * `loadBalancerGarbageCollection` and `carenPreflight.skip`.
    */
-  annotations: z.record(annotationKey, z.string()).default({}),
+  annotations: z.record(annotationKey, z.string()).default({}).describe("Extra annotations on the tenant's Cluster, e.g. topology.cluster.x-k8s.io/upgrade-concurrency; not CAREN's LB-GC opt-out or preflight skip (use their fields)."),
   /**
    * `pulumi up` waits, bounded, until CAPI reports the new Cluster `Available` (its control
    * plane, workers, infrastructure and the management cluster's connection to it), and fails
    * naming the conditions that are not True. `false` (large fleets) waits only for the
    * kubeconfig Secret, which CAPI writes long before the cluster is usable.
    */
-  waitForReady: z.boolean().default(true),
+  waitForReady: z.boolean().default(true).describe("pulumi up waits (bounded) until CAPI reports the new Cluster Available; false, for large fleets, waits only for the kubeconfig Secret."),
   /** Volumes of the hcloud CSI driver. */
   storage: strictObject({
     /**
@@ -573,37 +581,37 @@ const tenantSchema = strictObject({
      */
     reclaimPolicy: z.enum(reclaimPolicies, {
       error: (issue) => `${formatValue(issue.input)} is not a reclaim policy; ${oneOf(reclaimPolicies)}`,
-    }).default("Delete"),
-  }).prefault({}),
+    }).default("Delete").describe("What happens to an hcloud volume when its PersistentVolumeClaim is deleted: Delete removes it; Retain keeps it, and it keeps costing money until deleted by hand."),
+  }).prefault({}).describe("Volumes of the hcloud CSI driver."),
   /**
    * The tenant's applications, synced by Flux from the fleet repository (needs `gitops`)
    * into the workload cluster through its CAPI kubeconfig Secret.
    */
   apps: strictObject({
     /** Directory in the fleet repository with the tenant's manifests or kustomization. */
-    path: repoPath,
-  }).optional(),
+    path: repoPath.describe("Directory in the fleet repository with the tenant's manifests or kustomization."),
+  }).optional().describe("The tenant's applications, synced by Flux from the fleet repository into the workload cluster; needs gitops."),
 });
 
 const gitOpsSchema = strictObject({
   /** Repository Flux syncs, https:// or ssh://. */
-  url: gitUrl,
-  branch: z.string().regex(/^[\w./-]+$/, { error: "is not a branch name" }).default("main"),
+  url: gitUrl.describe("Repository Flux syncs, https:// or ssh:// (not the scp-style user@host:path)."),
+  branch: z.string().regex(/^[\w./-]+$/, { error: "is not a branch name" }).default("main").describe("Branch Flux syncs."),
   paths: strictObject({
     /** Platform add-ons; reconciled first. */
-    infrastructure: repoPath.default("./infrastructure"),
+    infrastructure: repoPath.default("./infrastructure").describe("Platform add-ons; reconciled first."),
     /** Tenant workloads; reconciled after infrastructure is healthy. */
-    tenants: repoPath.default("./tenants"),
-  }).prefault({}),
+    tenants: repoPath.default("./tenants").describe("Tenant workloads; reconciled after infrastructure is healthy."),
+  }).prefault({}).describe("Directories in the repository that Flux applies, relative to its root."),
   /** Name of a Secret in flux-system with the repository credentials (private repositories). */
-  secretRef: dnsLabel().optional(),
+  secretRef: dnsLabel().optional().describe("Name of a Secret in flux-system with the repository's credentials, which you create (flux create secret git); Pulumi only references it."),
 });
 
 /** The non-secret part of the fleet config, one schema per top-level config key. */
 export const fleetConfigSchema = strictObject({
-  management: managementSchema,
-  tenants: z.array(tenantSchema).default([]),
-  gitops: gitOpsSchema.optional(),
+  management: managementSchema.describe("The management cluster that runs Cluster API and the platform: built on hcloud (mode hetzner) or an existing one (mode existing). Required except in a shard stack."),
+  tenants: z.array(tenantSchema).default([]).describe("The tenants: one workload cluster each, in its own Hetzner project."),
+  gitops: gitOpsSchema.optional().describe("The fleet repository that Flux on the management cluster syncs; absent: Flux syncs nothing."),
 });
 
 export type FleetSettings = z.output<typeof fleetConfigSchema>;

@@ -1,0 +1,17 @@
+// `npm run config-schema`: writes stacks/stack-file.schema.json and the key table of
+// docs/configuration.md from the zod schemas (stack-file-schema.ts). Not a test: run through
+// vitest only so it can import the TypeScript model as the tests do.
+import { readFileSync, writeFileSync } from "node:fs";
+import path from "node:path";
+import { it } from "vitest";
+import { docsPath, keyTable, schemaPath, spliceKeyTable, stackFileSchemaText } from "./stack-file-schema";
+
+const repoRoot = path.resolve(__dirname, "../..");
+
+it(`writes ${schemaPath} and the key table in ${docsPath}`, () => {
+  // The document is checked first, so a missing marker leaves both files as they were.
+  const document = readFileSync(path.join(repoRoot, docsPath), "utf8");
+  const updated = spliceKeyTable(document, keyTable());
+  writeFileSync(path.join(repoRoot, schemaPath), stackFileSchemaText());
+  writeFileSync(path.join(repoRoot, docsPath), updated);
+});
