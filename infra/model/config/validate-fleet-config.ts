@@ -83,16 +83,9 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   const count = tenantCountVerdict(settings.tenants.length, readTenantsPerStack(input.values[configKeys.tenantsPerStack], problems));
   if (count.level === "error") problems.push({ path: "tenants", message: count.message });
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
-  const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
-  const registryCredentials = secrets.registryCredentials(settings.tenants);
+  const tenants = readTenantSecrets(settings.tenants, secrets);
   const githubToken = secrets.optional(configKeys.githubToken, "githubToken", githubTokenProblem);
   secrets.checkStoredAsSecrets();
-  const tenants = settings.tenants.flatMap((tenant) => {
-    const hcloudToken = tokens.get(tenant.name);
-    return hcloudToken
-      ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
-      : [];
-  });
   if (problems.length > 0) {
     throw new FleetConfigError(input.stack, problems);
   }
@@ -111,6 +104,21 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     placeholderSecrets: secrets.placeholders,
     warnings: [...hcloudNameWarnings(settings), ...(count.level === "warning" ? [{ path: "tenants", message: count.message }] : [])],
   };
+}
+
+/**
+ * The tenants with their secrets (hcloud token, registry credentials) and namespace; a tenant
+ * whose token is missing or malformed is left out, with its problem recorded by `secrets`.
+ */
+function readTenantSecrets(settings: readonly TenantSettings[], secrets: SecretReader): Tenant[] {
+  const tokens = secrets.tenantTokens(settings.map((tenant) => tenant.name));
+  const registryCredentials = secrets.registryCredentials(settings);
+  return settings.flatMap((tenant) => {
+    const hcloudToken = tokens.get(tenant.name);
+    return hcloudToken
+      ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
+      : [];
+  });
 }
 
 /** `tenantsPerStack`: a positive integer, or undefined when unset (with a problem when malformed). */
@@ -202,15 +210,8 @@ export function parseShardConfig(input: StackConfigInput): ShardConfig {
   problems.push(...tenantProblems(settings, { gitopsFromManagementStack: true }));
   const count = tenantCountVerdict(settings.tenants.length, readTenantsPerStack(input.values[configKeys.tenantsPerStack], problems));
   if (count.level === "error") problems.push({ path: "tenants", message: count.message });
-  const tokens = secrets.tenantTokens(settings.tenants.map((tenant) => tenant.name));
-  const registryCredentials = secrets.registryCredentials(settings.tenants);
+  const tenants = readTenantSecrets(settings.tenants, secrets);
   secrets.checkStoredAsSecrets();
-  const tenants = settings.tenants.flatMap((tenant) => {
-    const hcloudToken = tokens.get(tenant.name);
-    return hcloudToken
-      ? [{ ...tenant, namespace: tenant.namespace ?? tenant.name, hcloudToken, registryCredentials: registryCredentials.get(tenant.name) ?? new Map<string, RegistryCredentials>() }]
-      : [];
-  });
   if (problems.length > 0 || tenants.length !== settings.tenants.length) {
     throw new FleetConfigError(input.stack, problems);
   }
