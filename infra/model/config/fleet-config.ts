@@ -308,7 +308,7 @@ const hetznerManagementSchema = strictObject({
     subnetCidr: cidr({ privateIpv4: true }).default("10.0.1.0/24").describe("Subnet of the network that the servers and the load balancer use; inside cidr."),
   }).prefault({}).describe("Private network of the servers and the API load balancer."),
   /** Sources allowed to reach SSH (22) and the Kubernetes API (6443) on the servers; never the whole Internet unless allowAdminFromAnywhere. */
-  adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }).describe("Source ranges allowed to reach SSH (22) and the Kubernetes API (6443) on the servers, and SSH on tenant servers with an sshKeyName; ranges that cover the whole Internet are refused unless allowAdminFromAnywhere."),
+  adminCidrs: z.array(cidr()).min(1, { error: "needs at least one CIDR; SSH and the API would be closed to everyone" }).describe("Source ranges allowed to reach SSH (22) and the Kubernetes API (6443) on the servers, and SSH on tenant servers with an sshKeyName; ranges that together cover every IPv4 or IPv6 address are refused unless allowAdminFromAnywhere."),
   /** Explicit opt-in (throwaway dev stacks only) for adminCidrs that cover every address of IPv4 or IPv6. */
   allowAdminFromAnywhere: z.boolean().default(false).describe("Accept adminCidrs open to the whole Internet, for throwaway dev stacks only."),
   /** OpenSSH public key installed for root on the servers. */
@@ -429,7 +429,7 @@ const tenantSchema = strictObject({
   /** Cluster name; DNS-1123 label, unique in the fleet. */
   name: dnsLabel().describe("Cluster name: a DNS label of at most 50 characters, unique in the fleet."),
   /** Namespace of the Cluster object; defaults to the tenant name. */
-  namespace: dnsLabel().optional().describe("Namespace of the tenant's Cluster on the management cluster; defaults to the tenant name, and must not be one the platform uses."),
+  namespace: dnsLabel().optional().describe("Namespace of the tenant's Cluster on the management cluster, a DNS label; defaults to the tenant name, and must not be one the platform uses."),
   /** Target Kubernetes version; one of the ClusterClass kubernetesVersions. */
   kubernetesVersion: tenantKubernetesVersion.describe("Target Kubernetes version, one of the ClusterClass kubernetesVersions; may be several minors ahead of what runs (upgraded one minor at a time)."),
   /** Control-plane locations (CAPH failure domains), all in one network zone. */
@@ -472,8 +472,8 @@ const tenantSchema = strictObject({
     /** hcloud private network of the tenant's servers. */
     nodesCidr: cidr({ privateIpv4: true }).default("10.0.0.0/16").describe("hcloud private network of the tenant's servers."),
     /** The hcloud subnet the servers and the API load balancer use; defaults to the first /24 of nodesCidr. */
-    nodesSubnetCidr: cidr({ privateIpv4: true }).optional().describe("The hcloud subnet of the servers and the API load balancer, inside nodesCidr; defaults to the first /24 of nodesCidr."),
-    podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16").describe("Pod range: /24 or larger, with one /24 per server the tenant can have at once (replicas plus one rollout surge per pool and control plane)."),
+    nodesSubnetCidr: cidr({ privateIpv4: true }).optional().describe("The hcloud subnet of the servers and the API load balancer, inside nodesCidr and with an address for every server the tenant can have at once; defaults to the first /24 of nodesCidr."),
+    podsCidr: cidr({ privateIpv4: true }).default("192.168.0.0/16").describe("Pod range: /8 to /24 (kubeadm's limits), with one /24 per server the tenant can have at once (replicas plus one rollout surge per pool and control plane)."),
     servicesCidr: cidr({ privateIpv4: true }).default("10.128.0.0/12").describe("Service range, /12 to /28 (kubeadm's limits)."),
     /**
      * Tenants naming the same routing domain can reach each other (shared or peered
