@@ -3,7 +3,6 @@ import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
 import { managementServerTypesOutputName as outputName } from "./deployed-state";
-import { deployedServerTypesFrom, serverTypeChangeProblem } from "./model/management/management-server-type";
 
 // The whole program (infra/index.ts), fed its own last outputs through the StackReference it
 // reads. A changed management.serverType would have the provider power off every server at once
@@ -54,20 +53,5 @@ describe("management.serverType against the type the servers run", () => {
       expect(registrations.filter((r) => r.type === "hcloud:index/server:Server").map((r) => r.inputs.serverType)).toEqual([configured]);
       expect(await valueOf(outputs[outputName]!)).toEqual({ [devServer]: configured });
     }
-  });
-});
-
-describe("what the record says", () => {
-  const record = (entries: Record<string, string>) => deployedServerTypesFrom(entries).serverTypes;
-
-  it("names each server still on another type, mid-resize", () => {
-    const problem = serverTypeChangeProblem(record({ "f-mgmt-2": "cx33", "f-mgmt-1": "cx43", "f-mgmt-3": "cx33" }), "cx43");
-    expect(problem).toMatch(/^"cx43" differs from the type the servers run \(f-mgmt-1: cx43, f-mgmt-2: cx33, f-mgmt-3: cx33\)/);
-    expect(problem).toContain("keep the type they run");
-    expect(serverTypeChangeProblem(record({ "f-mgmt-1": "cx43", "f-mgmt-2": "cx43" }), "cx43")).toBeUndefined();
-  });
-
-  it.each([["a list", ["cx33"]], ["an empty mapping", {}], ["a type that is not text", { "f-mgmt-1": 33 }], ["an empty type", { "f-mgmt-1": "" }]])("ignores %s, saying so", (_label, output) => {
-    expect(deployedServerTypesFrom(output)).toEqual({ serverTypes: undefined, ignored: true });
   });
 });

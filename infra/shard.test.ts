@@ -2,107 +2,20 @@ import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
+import { readStackConfig } from "../tests/stack-files";
 import { loadStackConfig } from "./config";
 import { planTenantUpgradesOrStop } from "./deployed-state";
 import { createShard, managementKubeconfigOutputName, readManagementStack } from "./shard";
 import { readShardTenants } from "./shard-tenants";
-import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, tenantsPerStack, type FleetPlatform, type FleetTenant } from "./model/config/shards";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig } from "./model/config/validate-fleet-config";
+import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, type FleetPlatform, type FleetTenant } from "./model/config/shards";
+import { shardValues } from "./model/config/fleet-config-fixtures";
+import { configKeys } from "./model/config/validate-fleet-config";
 
 // A shard stack: tenants only, on the management stack's cluster (docs/architecture.md, Scaling out).
 
 const prod = readStackConfig("prod");
 const prodTenants = JSON.parse(prod.values[configKeys.tenants]!) as { name: string; namespace?: string; apps?: unknown }[];
 const edge = prodTenants.find((tenant) => tenant.name === "edge")!;
-
-/** A shard stack's config values: `tenants` with a token each. */
-function shardValues(tenants: readonly object[], extra: Record<string, string> = {}): { values: Record<string, string>; secretKeys: string[] } {
-  return {
-    values: {
-      [configKeys.managementStack]: "prod",
-      [configKeys.tenants]: JSON.stringify(tenants),
-      [configKeys.tenantHcloudTokens]: JSON.stringify(Object.fromEntries(tenants.map((tenant) => [(tenant as { name: string }).name, fakeHcloudToken(`t`)]))),
-      ...extra,
-    },
-    secretKeys: [configKeys.tenantHcloudTokens],
-  };
-}
-
-const parse = (config: { values: Record<string, string>; secretKeys: string[] }, stack = "prod-shard-a") =>
-  parseShardConfig({ stack, values: config.values, secretKeys: new Set(config.secretKeys), allowPlaceholderSecrets: true });
-
-const problemsOf = (run: () => unknown): string[] => {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof FleetConfigError) return error.problems.map((problem) => `${problem.path}: ${problem.message}`);
-    throw error;
-  }
-  return [];
-};
-
-/** `count` copies of edge under other names (each in its own namespace). */
-const copiesOfEdge = (count: number) => Array.from({ length: count }, (_, index) => ({ ...edge, name: `edge-${index}`, namespace: `edge-${index}` }));
-
-describe("a shard stack's config", () => {
-  it("holds tenants and the management stack's name, nothing of the management cluster", () => {
-    const config = parse(shardValues([edge]));
-    expect(config.managementStack).toBe("prod");
-    expect(config.tenants.map((tenant) => tenant.name)).toEqual(["edge"]);
-    const withManagement = shardValues([edge], { [configKeys.management]: prod.values[configKeys.management]!, [configKeys.gitops]: "{}", [configKeys.shards]: "[]" });
-    expect(problemsOf(() => parse(withManagement))).toEqual([
-      expect.stringMatching(/^management: is not allowed in a shard stack \(managementStack is set\)/),
-      expect.stringMatching(/^gitops: is not allowed in a shard stack/),
-      expect.stringMatching(/^shards: is not allowed in a shard stack/),
-    ]);
-  });
-
-  it("names a bad managementStack, and needs tenants", () => {
-    expect(problemsOf(() => parse({ ...shardValues([]), values: { ...shardValues([]).values, [configKeys.managementStack]: "a b" } }))).toEqual([
-      'managementStack: "a b" is not a stack name; allowed: stack, project/stack or organization/project/stack',
-      expect.stringMatching(/^tenants: a shard stack needs at least one tenant/),
-    ]);
-    expect(problemsOf(() => parse(shardValues([edge]), "prod"))).toEqual([expect.stringMatching(/^managementStack: "prod" names this stack itself/)]);
-  });
-
-  it("is not read as a stack with a management cluster", () => {
-    expect(problemsOf(() => parseFleetConfig({ stack: "prod-shard-a", values: shardValues([edge]).values, secretKeys: new Set(), allowPlaceholderSecrets: true }))).toEqual([
-      expect.stringMatching(/^managementStack: makes this a shard stack/),
-    ]);
-  });
-});
-
-describe("the limit of tenants per stack", () => {
-  it(`warns above ${tenantsPerStack.recommended} tenants and refuses above ${tenantsPerStack.maximum}, in shard stacks and in a stack with the management cluster`, () => {
-    expect(parse(shardValues(copiesOfEdge(tenantsPerStack.recommended))).warnings.filter((warning) => warning.path === "tenants")).toEqual([]);
-    expect(parse(shardValues(copiesOfEdge(tenantsPerStack.recommended + 1))).warnings.filter((warning) => warning.path === "tenants")).toEqual([
-      { path: "tenants", message: expect.stringContaining(`above the documented limit of ${tenantsPerStack.recommended}`) },
-    ]);
-    expect(problemsOf(() => parse(shardValues(copiesOfEdge(tenantsPerStack.maximum + 1))))).toEqual([expect.stringMatching(new RegExp(`^tenants: ${tenantsPerStack.maximum + 1} tenants in one stack; allowed: at most ${tenantsPerStack.maximum}`))]);
-    const tenants = copiesOfEdge(tenantsPerStack.recommended + 1);
-    const fleet = parseFleetConfig({
-      stack: "prod",
-      values: {
-        ...prod.values,
-        [configKeys.tenants]: JSON.stringify(tenants),
-        [configKeys.tenantHcloudTokens]: JSON.stringify(Object.fromEntries(tenants.map((tenant) => [tenant.name, fakeHcloudToken("t")]))),
-        [configKeys.tenantRegistryCredentials]: "{}",
-      },
-      secretKeys: new Set(prod.secretKeys),
-      allowPlaceholderSecrets: true,
-    });
-    expect(fleet.warnings.filter((warning) => warning.path === "tenants")).toHaveLength(1);
-  });
-
-  it("follows the stack's own tenantsPerStack (a bigger runner): no warning up to it, a refusal above it, and a clear error for a bad value", () => {
-    const many = copiesOfEdge(tenantsPerStack.maximum + 1);
-    const own = (limit: string) => shardValues(many, { [configKeys.tenantsPerStack]: limit });
-    expect(parse(own(String(tenantsPerStack.maximum + 1))).warnings.filter((warning) => warning.path === "tenants")).toEqual([]);
-    expect(problemsOf(() => parse(own(String(tenantsPerStack.maximum))))).toEqual([expect.stringMatching(/^tenants: \d+ tenants in one stack; allowed: at most \d+ \(this stack's tenantsPerStack\)/)]);
-    expect(problemsOf(() => parse(own("0")))).toEqual(["tenantsPerStack: 0 is not allowed; allowed: a whole number of tenants, at least 1", expect.stringMatching(/^tenants: /)]);
-  });
-});
 
 const platform: FleetPlatform = {
   fleetName: "capi-fleet-prod",
@@ -168,20 +81,6 @@ describe("the shard program", () => {
 });
 
 describe("a management stack with shards", () => {
-  const withShards = (shards: unknown) =>
-    parseFleetConfig({ stack: "prod", values: { ...prod.values, [configKeys.shards]: JSON.stringify(shards) }, secretKeys: new Set(prod.secretKeys), allowPlaceholderSecrets: true });
-
-  it("lists its shards by stack name, each once", () => {
-    expect(withShards(["prod-shard-a", "capi-fleet/prod-shard-b", "org/capi-fleet/prod-shard-c"]).shards).toEqual(["prod-shard-a", "capi-fleet/prod-shard-b", "org/capi-fleet/prod-shard-c"]);
-    expect(parseFleetConfig({ stack: "prod", values: prod.values, secretKeys: new Set(prod.secretKeys), allowPlaceholderSecrets: true }).shards).toEqual([]);
-    expect(problemsOf(() => withShards("prod-shard-a"))).toEqual(['shards: expected a list of stack names, got "prod-shard-a"']);
-    expect(problemsOf(() => withShards(["a b", 3, "prod-shard-a", "prod-shard-a"]))).toEqual([
-      'shards[0]: "a b" is not a stack name; allowed: stack, project/stack or organization/project/stack',
-      "shards[1]: 3 is not a stack name; allowed: stack, project/stack or organization/project/stack",
-      'shards[3]: "prod-shard-a" is listed twice',
-    ]);
-  });
-
   it("reads which tenants each shard declares from its last outputs, with their namespaces and versions", async () => {
     await installRecordingMocks("capi-fleet", "prod", true, {
       tenantVersions: { analytics: { deployed: "v1.35.3", target: "v1.35.3", controlPlaneSteps: [], workerSteps: [] } },

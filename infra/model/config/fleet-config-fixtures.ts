@@ -1,10 +1,11 @@
-// Test helper (not a test file): the valid fleet the parseFleetConfig tests start from, the builders
+// Test helper (not a test file): the valid fleet the parseFleetConfig tests start from, a shard
+// stack's values, the builders
 // their cases share, and the check of a bad-input table's rows. Tests beside each concern's code
 // (config/, management/, tenant/) import it.
 import { expect } from "vitest";
 import { fakeHcloudToken } from "../../../tests/stack-files";
 import { catalog } from "../versions/catalog";
-import { FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
+import { configKeys, FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
 
 /** A valid fleet in the shape of a stack file; each case mutates one thing. */
 export interface RawFleet {
@@ -122,4 +123,17 @@ export function expectRejected(mutate: (raw: RawFleet) => void, path: string, al
   for (const secret of [alphaToken, betaToken, managementToken, "super-secret-bearer"]) {
     expect(error!.message).not.toContain(secret);
   }
+}
+
+/** A shard stack's config values: `tenants` with a token each. */
+export function shardValues(tenants: readonly object[], extra: Record<string, string> = {}): { values: Record<string, string>; secretKeys: string[] } {
+  return {
+    values: {
+      [configKeys.managementStack]: "prod",
+      [configKeys.tenants]: JSON.stringify(tenants),
+      [configKeys.tenantHcloudTokens]: JSON.stringify(Object.fromEntries(tenants.map((tenant) => [(tenant as { name: string }).name, fakeHcloudToken(`t`)]))),
+      ...extra,
+    },
+    secretKeys: [configKeys.tenantHcloudTokens],
+  };
 }
