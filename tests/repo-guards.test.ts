@@ -8,10 +8,9 @@ import { repoRoot } from "./stack-files";
 
 const catalogFile = "infra/model/versions/catalog.ts";
 
-/** Program code: not tests, nor the fixtures only tests import (`*-fixtures.ts`). */
 function sourceFiles(dir: string): string[] {
   return readdirSync(path.join(repoRoot, dir), { recursive: true, encoding: "utf8" })
-    .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts") && !file.endsWith("-fixtures.ts") && !file.endsWith(".d.ts") && !file.includes("node_modules"))
+    .filter((file) => file.endsWith(".ts") && !file.endsWith(".test.ts") && !file.endsWith(".d.ts") && !file.includes("node_modules"))
     .map((file) => path.join(dir, file));
 }
 

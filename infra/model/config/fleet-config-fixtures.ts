@@ -7,6 +7,9 @@ import { fakeHcloudToken } from "../../../tests/stack-files";
 import { catalog } from "../versions/catalog";
 import { configKeys, FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
 
+/** The version the fixture's tenants and existing management cluster run: one the catalog offers tenants. */
+export const fixtureKubernetesVersion = catalog.tenantKubernetesVersions[1];
+
 /** A valid fleet in the shape of a stack file; each case mutates one thing. */
 export interface RawFleet {
   management: Record<string, unknown>;
@@ -34,7 +37,7 @@ export const kubeconfig = [
 export function tenant(name: string, overrides: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     name,
-    kubernetesVersion: "v1.34.6",
+    kubernetesVersion: fixtureKubernetesVersion,
     regions: ["fsn1"],
     controlPlane: { replicas: 3, machineType: "cx33" },
     workers: [{ name: "md-0", replicas: 2, machineType: "cx23", failureDomain: "fsn1" }],
@@ -87,7 +90,7 @@ export function problemsOf(input: StackConfigInput) {
 }
 
 export const existingMode = (raw: RawFleet) => {
-  raw.management = { mode: "existing", kubernetesVersion: "v1.34.6" };
+  raw.management = { mode: "existing", kubernetesVersion: fixtureKubernetesVersion };
   delete raw.hcloudToken;
   raw.managementKubeconfig = kubeconfig;
 };
