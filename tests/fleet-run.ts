@@ -3,7 +3,7 @@ import { expect } from "vitest";
 import { loadFleetConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet, type FleetOutputs } from "../infra/fleet";
-import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
+import { installRecordingMocks, mockFailure, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig } from "./stack-files";
 
 /** Waits until the mocks have seen every registration the program queued. */
@@ -35,7 +35,7 @@ export async function runStack(
   const run = async () => {
     // As on a new stack: nothing deployed yet.
     const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()));
-    await Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]);
+    await Promise.race([Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]), mockFailure()]);
     return outputs;
   };
   let outputs: FleetOutputs | undefined;

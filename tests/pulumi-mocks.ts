@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import * as pulumi from "@pulumi/pulumi";
-import { repoRoot } from "./stack-files";
+import { commandWorkingDirectory, enginePwd } from "./engine-pwd";
 
 const execFileAsync = promisify(execFile);
 
@@ -113,6 +113,18 @@ function readState(type: string, id: string): Record<string, unknown> {
   return {};
 }
 
+/** A promise that rejects with the first failed registration of the current mocks (never resolves). */
+function newFailure(): { promise: Promise<never>; reject: (error: Error) => void } {
+  let reject: (error: Error) => void = () => undefined;
+  const promise = new Promise<never>((_, rejectWith) => (reject = rejectWith));
+  promise.catch(() => undefined); // handled by whoever races it; not an unhandled rejection otherwise
+  return { promise, reject };
+}
+let failure = newFailure();
+
+/** Rejects with the first registration that failed under the current mocks; race it against a program run. */
+export const mockFailure = (): Promise<never> => failure.promise;
+
 /**
  * Installs Pulumi mocks that record every registration. Invokes fail loudly: the
  * program must not call data sources (they need the Hetzner API, even in preview).
@@ -125,6 +137,10 @@ export async function installRecordingMocks(
   stackOutputs: Record<string, unknown> = {},
 ): Promise<Registration[]> {
   const registrations: Registration[] = [];
+  // The program runs where the engine would run it (`main`'s directory), so what it derives from
+  // its working directory (a local command's `dir`) is what a real `up` registers.
+  process.chdir(enginePwd());
+  failure = newFailure();
   const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout" | "protect">>();
   let counter = 0;
   await pulumi.runtime.setMocks(
@@ -143,7 +159,13 @@ export async function installRecordingMocks(
         const state = { ...inputs, ...computedState(args.type, sameType), ...(readId ? readState(args.type, readId) : {}) };
         registration.state = state;
         if (args.type === "command:local:Command") {
-          state.stdout = await runLocalCommand(inputs);
+          try {
+            state.stdout = await runLocalCommand(inputs);
+          } catch (error) {
+            // The SDK logs a failed registration and leaves its outputs unresolved; runStack waits on this instead.
+            failure.reject(new Error(`local command ${args.name} failed: ${(error as Error).message}`));
+            throw error;
+          }
         }
         if (args.type === "pulumi:pulumi:StackReference") {
           state.outputs = stackOutputs;
@@ -202,8 +224,9 @@ export async function installRecordingMocks(
 }
 
 /**
- * Runs repo scripts the way the command provider would (from the project root, with the
- * resource's environment), so the PKI in tests is real; other commands print nothing.
+ * Runs the PKI script the way the command provider would (in the command's `dir`, resolved from
+ * the directory the engine starts the plugin in, with the resource's environment), so the PKI in
+ * tests is real; other commands print nothing.
  */
 async function runLocalCommand(inputs: Record<string, unknown>): Promise<string> {
   const create = typeof inputs.create === "string" ? inputs.create : "";
@@ -212,7 +235,7 @@ async function runLocalCommand(inputs: Record<string, unknown>): Promise<string>
   }
   const environment = (inputs.environment ?? {}) as Record<string, string>;
   const { stdout } = await execFileAsync(process.execPath, create.split(" ").slice(1), {
-    cwd: repoRoot,
+    cwd: commandWorkingDirectory(inputs),
     env: { ...process.env, ...environment },
   });
   return stdout;

@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
 import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
 import { k3sTargetOutputName, k3sUpgradesType } from "../../infra/model/policy-facts";
+import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
 
 /** Arguments of {@link K3sUpgrades}. */
@@ -42,6 +43,7 @@ export class K3sUpgrades extends pulumi.ComponentResource {
       `${name}-install-controller`,
       {
         create: `node ${systemUpgradeInstallerScript}`,
+        dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((kubeconfig) => ({
             MANAGEMENT_KUBECONFIG: kubeconfig,

@@ -10,6 +10,7 @@ import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/ma
 import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/management/etcd-snapshots";
 import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
+import { localCommandDir } from "../local-command-dir";
 import { managementSshKeyName } from "./ssh-key";
 
 export { planManagementAddresses } from "./address-plan";
@@ -314,6 +315,7 @@ export function createHetznerManagementCluster(
     `${name}-wait-for-api`,
     {
       create: "node scripts/wait-for-kube-api.mjs",
+      dir: localCommandDir(),
       environment: admin.apply((credentials) => ({
         KUBE_API_SERVER: credentials.server,
         KUBE_CA_PEM: credentials.certificateAuthorityPem,

@@ -1,7 +1,8 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
+import { localCommandDir } from "../local-command-dir";
 
-/** Relative to the project root, where the command provider runs. */
+/** Relative to the repository root, the commands' `dir` (../local-command-dir.ts). */
 export const pkiScript = "scripts/management-pki.mjs";
 
 interface KeyAndCert {
@@ -43,7 +44,7 @@ export interface ManagementPki {
 export function createManagementPki(name: string, parent: pulumi.Resource): ManagementPki {
   const authoritiesCommand = new command.local.Command(
     `${name}-pki`,
-    { create: `node ${pkiScript} authorities`, logging: command.local.Logging.Stderr },
+    { create: `node ${pkiScript} authorities`, dir: localCommandDir(), logging: command.local.Logging.Stderr },
     { parent, additionalSecretOutputs: ["stdout"] },
   );
   const authorities = pulumi.secret(authoritiesCommand.stdout.apply((text) => JSON.parse(text) as Authorities));
@@ -56,6 +57,7 @@ export function createManagementPki(name: string, parent: pulumi.Resource): Mana
     `${name}-admin-credentials`,
     {
       create: `node ${pkiScript} admin`,
+      dir: localCommandDir(),
       environment: pulumi.secret(
         pulumi.all([clientCaCertPem, clientCaKeyPem]).apply(([certPem, keyPem]) => ({
           CLIENT_CA_CERT_PEM: certPem,

@@ -18,6 +18,7 @@ import {
 import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant/tenant-firewall";
 import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
+import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -216,6 +217,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       `${name}-kubeconfig`,
       {
         create: `node ${workloadKubeconfigScript}`,
+        dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({
             ...location,
@@ -276,6 +278,7 @@ export class TenantCluster extends pulumi.ComponentResource {
       `${name}-load-balancer-drain`,
       {
         delete: drainCommand,
+        dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.all([pulumi.output(args.managementKubeconfig), this.kubeconfig, pulumi.output(args.hcloudToken)]).apply(([managementKubeconfig, workloadKubeconfig, token]) => ({
             ...location,

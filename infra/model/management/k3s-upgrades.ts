@@ -33,7 +33,7 @@ export function systemUpgradeControllerManifestUrl(version: string = catalog.sys
   return `https://github.com/rancher/system-upgrade-controller/releases/download/${version}/system-upgrade-controller.yaml`;
 }
 
-/** Where the installer script lives; a `command:local:Command` runs it where `pulumi up` runs. */
+/** Where the installer script lives, relative to the repository root (the command's `dir`); it runs on the machine that runs `pulumi up`. */
 export const systemUpgradeInstallerScript = "scripts/install-system-upgrade-controller.mjs";
 
 /**
