@@ -13,6 +13,7 @@ import type { FleetConfig, Tenant } from "./config";
 import { apiVersions } from "./model/platform/cluster-api-kinds";
 import { networkZoneOf } from "./model/config/fleet-config";
 import type { FleetPlatform } from "./model/config/shards";
+import type { Mirrors } from "./model/platform/mirrors";
 import { tenantSshKeyWarning } from "./model/tenant/tenant-firewall";
 import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/versions/tenant-upgrades";
@@ -124,6 +125,7 @@ export function createFleet(
     dependsOn: [clusterClass],
     deletionProtection: management.deletionProtection,
     adminCidrs,
+    mirrors: config.mirrors,
   });
   new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion, ...(peerTenantVersions ? { peerTenantVersions } : {}) });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
@@ -155,6 +157,7 @@ export function createFleet(
       adminCidrs: [...adminCidrs],
       gitops: config.gitops !== undefined,
       declared: [...clusterApi, ...caren, ...classes],
+      mirrors: config.mirrors,
     })),
   };
 }
@@ -170,6 +173,8 @@ export interface TenantContext {
   dependsOn: pulumi.Resource[];
   deletionProtection: boolean;
   adminCidrs: readonly string[];
+  /** Where the tenants' add-on charts come from (`mirrors`; in a shard stack, the management stack's). */
+  mirrors: Mirrors;
 }
 
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
@@ -203,6 +208,7 @@ export function createTenant(tenant: Tenant, context: TenantContext): TenantClus
       // SSH on the tenant's servers: the management cluster's admin networks (none in existing mode).
       adminCidrs: context.adminCidrs,
       ...(context.fluxInstance ? { fluxInstance: context.fluxInstance } : {}),
+      ...(Object.keys(context.mirrors).length > 0 ? { mirrors: context.mirrors } : {}),
     },
     // Protected tenants (inherited by every child): removing or renaming one fails at its
     // first delete, before the load-balancer drain or anything else of it runs.
@@ -222,16 +228,17 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
             hcloudToken: pulumi.secret(management.hcloudToken.reveal()),
             networkId: cluster.networkId.apply((id) => id ?? ""),
             networkZone: networkZoneOf[management.location],
+            mirrors: config.mirrors,
           },
           { ...onCluster, dependsOn: [cluster] },
         )
       : undefined;
   const clusterApi = new ClusterApi(
     "cluster-api",
-    { githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined },
+    { githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined, mirrors: config.mirrors },
     { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] },
   );
-  const caren = new Caren("caren", {}, { ...onCluster, dependsOn: [clusterApi] });
+  const caren = new Caren("caren", { mirrors: config.mirrors }, { ...onCluster, dependsOn: [clusterApi] });
   const flux = new Flux(
     "flux",
     {
@@ -239,6 +246,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
       carenExtensionConfigName: caren.extensionConfigName,
       carenExtensionConfigApiVersion: apiVersions.extensionConfig,
       deletionProtection: management.deletionProtection,
+      mirrors: config.mirrors,
     },
     { ...onCluster, dependsOn: [caren] },
   );

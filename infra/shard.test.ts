@@ -22,6 +22,7 @@ const platform: FleetPlatform = {
   deletionProtection: true,
   adminCidrs: ["203.0.113.0/24"],
   gitops: false,
+  mirrors: {},
   declared: [{ urn: "urn:pulumi:prod::capi-fleet::capi-fleet:tenants:HetznerClusterClass$kubernetes:cluster.x-k8s.io/v1beta2:ClusterClass::hetzner-cluster-class", props: { metadata: { name: "hetzner-caren" } } }],
 };
 
@@ -62,6 +63,14 @@ describe("the shard program", () => {
     expect(cluster.protect).toBe(true);
     const firewall = registrations.find((r) => r.type === "hcloud:index/firewall:Firewall")!;
     expect(JSON.stringify(firewall.inputs.rules)).toContain("203.0.113.0/24");
+  });
+
+  it("installs its tenants' add-on charts from the management stack's charts mirror", async () => {
+    const mirror = "oci://registry.example.com/charts";
+    const registrations = await runShard(shardValues([edge]), { ...published(), [fleetPlatformOutputName]: { ...platform, mirrors: { charts: mirror } } });
+    const proxies = registrations.filter((r) => r.type === "kubernetes:addons.cluster.x-k8s.io/v1alpha1:HelmChartProxy");
+    expect(proxies.map((proxy) => proxy.name).sort()).toEqual(["tenant-edge-hcloud-ccm", "tenant-edge-hcloud-csi"]);
+    for (const proxy of proxies) expect((proxy.inputs.spec as { repoURL: string }).repoURL, proxy.name).toBe(mirror);
   });
 
   it("refuses a tenant another stack declares, and apps without the management stack's gitops, before registering anything but the reads", async () => {

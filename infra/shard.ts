@@ -96,6 +96,7 @@ export function createShard(config: ShardConfig, self: string, management: Manag
     dependsOn: [reference],
     deletionProtection: platform.deletionProtection,
     adminCidrs: platform.adminCidrs,
+    mirrors: platform.mirrors,
   });
   new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));

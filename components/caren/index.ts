@@ -5,6 +5,7 @@ import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model
 import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../../infra/model/platform/caren-helm-addons";
 import { catalog, type HelmChartPin } from "../../infra/model/versions/catalog";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
+import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
@@ -43,7 +44,7 @@ export const carenValues = {
  *   the live object and puts CAREN's own entry back (helm.sh docs, "Changes since Helm 2",
  *   "Improved Upgrade Strategy: 3-way Strategic Merge Patches").
  */
-export function carenCiliumVersionPatch(release: { pin: HelmChartPin; values: unknown } = { pin: catalog.caren.chart, values: carenValues }) {
+export function carenCiliumVersionPatch(release: { pin: HelmChartPin; values: unknown } = { pin: catalog.caren.chart, values: carenValues }, mirrors: Mirrors = {}) {
   const digest = createHash("sha256").update(JSON.stringify(release)).digest("hex").slice(0, 16);
   return {
     metadata: {
@@ -51,7 +52,7 @@ export function carenCiliumVersionPatch(release: { pin: HelmChartPin; values: un
       namespace: carenNamespace,
       annotations: { "pulumi.com/patchForce": "true", "capi-fleet.io/caren-release": digest },
     },
-    data: { [carenCiliumAddonKey]: helmAddonEntryText(ciliumHelmAddonEntry()) },
+    data: { [carenCiliumAddonKey]: helmAddonEntryText(ciliumHelmAddonEntry(mirroredChart(catalog.cilium, mirrors))) },
   };
 }
 
@@ -62,6 +63,8 @@ export interface CarenArgs {
    * condition `Discovered`). Default 600.
    */
   discoveryTimeoutSeconds?: number;
+  /** Where CAREN's chart and the fleet's Cilium chart come from instead of their public repositories (`mirrors`). */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -84,7 +87,7 @@ export class Caren extends pulumi.ComponentResource {
 
   constructor(name: string, args: CarenArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:platform:Caren", name, args, opts);
-    const pin = catalog.caren.chart;
+    const pin = mirroredChart(catalog.caren.chart, args.mirrors);
     this.extensionNames = carenExtensionNames(pin.version, pin.chart);
 
     const facts = new DeclaredFacts();
@@ -94,7 +97,7 @@ export class Caren extends pulumi.ComponentResource {
     );
 
     // Before the readiness gate, so no tenant's hook runs while CAREN still has its own Cilium.
-    const ciliumVersion = new k8s.core.v1.ConfigMapPatch(`${name}-cilium-version`, carenCiliumVersionPatch({ pin, values: carenValues }), { parent: this, dependsOn: [release] });
+    const ciliumVersion = new k8s.core.v1.ConfigMapPatch(`${name}-cilium-version`, carenCiliumVersionPatch({ pin, values: carenValues }, args.mirrors), { parent: this, dependsOn: [release] });
 
     // The chart owns the ExtensionConfig; this patch only adds the wait annotation, so
     // Pulumi blocks until CAPI's runtime controller has called CAREN's discovery endpoint

@@ -12,6 +12,7 @@ import {
   providerConfigSecret,
   type ClusterApiProviderSpec,
 } from "../../infra/model/platform/cluster-api-providers";
+import { mirroredChart, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
@@ -40,6 +41,11 @@ export interface ClusterApiArgs {
    * without one it shares GitHub's 60 unauthenticated API requests an hour.
    */
   githubToken?: pulumi.Input<string>;
+  /**
+   * Where cert-manager's and the operator's charts and the providers' components come from
+   * instead of their public sources (`mirrors`).
+   */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -67,12 +73,12 @@ export class ClusterApi extends pulumi.ComponentResource {
 
     const certManager = pinnedRelease(
       `${name}-cert-manager`,
-      { pin: catalog.certManager.chart, namespace: certManagerNamespace, values: { crds: { enabled: true } } },
+      { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } } },
       first,
     );
     const operator = pinnedRelease(
       `${name}-operator`,
-      { pin: catalog.clusterApiOperator.chart, namespace: operatorNamespace, values: { ...clusterApiOperatorValues } },
+      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues } },
       { ...child, dependsOn: [certManager] },
     );
 
@@ -141,7 +147,7 @@ export class ClusterApi extends pulumi.ComponentResource {
             "pulumi.com/timeoutSeconds": timeoutSeconds,
           },
         },
-        spec: providerSpec(provider, { githubToken: githubToken !== undefined }),
+        spec: providerSpec(provider, { githubToken: githubToken !== undefined, mirrors: args.mirrors }),
       };
       return facts.add(
         new k8s.apiextensions.CustomResource(`${name}-${provider.kind.toLowerCase()}-${provider.name}`, inputs, {
@@ -171,11 +177,13 @@ export class ClusterApi extends pulumi.ComponentResource {
  * operator set the flag explicitly, so neither path alone can leave a gate off. With a
  * GitHub token every provider names a configSecret that holds it (`providerConfigSecret`).
  */
-export function providerSpec(provider: ClusterApiProviderSpec, options: { githubToken: boolean } = { githubToken: false }): Record<string, unknown> {
+export function providerSpec(provider: ClusterApiProviderSpec, options: { githubToken: boolean; mirrors?: Mirrors } = { githubToken: false }): Record<string, unknown> {
   const gates = provider.featureGates;
   const configSecret = providerConfigSecret(provider, options);
+  const fetchConfig = providerFetchConfig(provider, options.mirrors);
   return {
     version: provider.version,
+    ...(fetchConfig ? { fetchConfig } : {}),
     ...(configSecret ? { configSecret: { name: configSecret.name, namespace: configSecret.namespace } } : {}),
     ...(gates.length > 0 ? { manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) } } : {}),
   };

@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
 import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerTarget } from "../../infra/model/platform/cluster-autoscaler";
+import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
@@ -9,6 +10,8 @@ import { upstreamOf } from "../upstream";
 export interface ClusterAutoscalerArgs {
   /** The tenant Cluster it sizes: name, namespace, Kubernetes version and CAPI's kubeconfig Secret. */
   target: ClusterAutoscalerTarget;
+  /** Where the chart comes from instead of its public repository (`mirrors`). */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -36,7 +39,7 @@ export class ClusterAutoscaler extends pulumi.ComponentResource {
     const binding = new k8s.rbac.v1.RoleBinding(`${name}-role-binding`, rbac.roleBinding, { parent: this, dependsOn: [...upstream, role, serviceAccount] });
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: catalog.clusterAutoscaler.chart, namespace: args.target.namespace, values: clusterAutoscalerValues(args.target) },
+      { pin: mirroredChart(catalog.clusterAutoscaler.chart, args.mirrors), namespace: args.target.namespace, values: clusterAutoscalerValues(args.target) },
       { parent: this, dependsOn: [...upstream, binding] },
     );
     this.registerOutputs({});

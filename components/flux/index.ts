@@ -4,6 +4,7 @@ import { catalog } from "../../infra/model/versions/catalog";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
 import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
+import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
@@ -38,6 +39,8 @@ export interface FluxArgs {
    * removing `gitops` or replacing them needs an explicit unprotect first.
    */
   deletionProtection?: boolean;
+  /** Where the Flux Operator's chart comes from instead of its public registry (`mirrors`). */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -56,7 +59,7 @@ export class Flux extends pulumi.ComponentResource {
 
   constructor(name: string, args: FluxArgs, opts?: pulumi.ComponentResourceOptions) {
     super("capi-fleet:platform:Flux", name, args, opts);
-    const operator = pinnedRelease(`${name}-operator`, { pin: catalog.flux.operatorChart, namespace: fluxNamespace }, { parent: this, dependsOn: upstreamOf(opts) });
+    const operator = pinnedRelease(`${name}-operator`, { pin: mirroredChart(catalog.flux.operatorChart, args.mirrors), namespace: fluxNamespace }, { parent: this, dependsOn: upstreamOf(opts) });
     this.instance = new k8s.apiextensions.CustomResource(
       `${name}-instance`,
       fluxInstance(),

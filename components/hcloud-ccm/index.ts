@@ -2,6 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
 import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/platform/hcloud-ccm-values";
+import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease } from "../helm-release";
 import { upstreamOf } from "../upstream";
@@ -14,6 +15,8 @@ export interface HcloudCloudControllerManagerArgs {
   networkId: pulumi.Input<string>;
   /** Network zone of that network; LoadBalancer Services get their load balancers there. */
   networkZone: string;
+  /** Where the chart comes from instead of its public repository (`mirrors`). */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -40,7 +43,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     );
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: catalog.hcloudCloudControllerManager.chart, namespace: platformNamespaces.kubeSystem, values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
+      { pin: mirroredChart(catalog.hcloudCloudControllerManager.chart, args.mirrors), namespace: platformNamespaces.kubeSystem, values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
       { parent: this, dependsOn: [secret] },
     );
     this.registerOutputs({});

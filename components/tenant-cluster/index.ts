@@ -19,6 +19,7 @@ import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/mode
 import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { localCommandDir } from "../local-command-dir";
+import type { Mirrors } from "../../infra/model/platform/mirrors";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -65,6 +66,8 @@ export interface TenantClusterArgs {
   drainWaitSeconds?: number;
   /** How long Pulumi waits for CAPI to delete the cluster. Default 60. */
   deleteTimeoutMinutes?: number;
+  /** Where the add-on charts (hcloud CCM and CSI, the cluster autoscaler) come from instead of their public repositories (`mirrors`). */
+  mirrors?: Mirrors;
 }
 
 /**
@@ -174,7 +177,7 @@ export class TenantCluster extends pulumi.ComponentResource {
           ),
         ]
       : [];
-    const addons = [hcloudCcmProxy(tenant), hcloudCsiProxy(tenant)].map((manifest) =>
+    const addons = [hcloudCcmProxy(tenant, args.mirrors), hcloudCsiProxy(tenant, args.mirrors)].map((manifest) =>
       facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
     );
 
@@ -267,7 +270,7 @@ export class TenantCluster extends pulumi.ComponentResource {
     if (tenant.workers.some(isAutoscaled)) {
       new ClusterAutoscaler(
         `${name}-autoscaler`,
-        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) } },
+        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}) },
         child([kubeconfigCommand]),
       );
     }

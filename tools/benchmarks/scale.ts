@@ -138,7 +138,7 @@ export async function runScaleBench(
       const managementStack = `scale-${size}-management`;
       const shardStacks = groups.map((_, index) => `scale-${size}-shard-${index + 1}`);
       // The management stack's outputs, as after its `up`: no shard has run yet (fleetTenants empty).
-      const platform: FleetPlatform = { fleetName: `capi-fleet-${managementStack}`, deletionProtection: management.deletionProtection ?? true, adminCidrs: management.adminCidrs ?? [], gitops: configKeys.gitops in prod.config, declared };
+      const platform: FleetPlatform = { fleetName: `capi-fleet-${managementStack}`, deletionProtection: management.deletionProtection ?? true, adminCidrs: management.adminCidrs ?? [], gitops: configKeys.gitops in prod.config, declared, mirrors: {} };
       writeFileSync(path.join(outputsProject, `Pulumi.${managementStack}.yaml`), stringify(salt));
       const created = await runCommand(preflight.pulumi, ["stack", "select", "--create", managementStack, "--non-interactive"], { cwd: outputsProject, env, timeoutMs: 120_000 });
       const published = await runCommand(preflight.pulumi, ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", managementStack], {

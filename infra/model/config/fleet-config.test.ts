@@ -11,7 +11,7 @@ import { formatPath } from "./validate-fleet-config";
 // field of a valid fleet and expects a problem at that field's key path (or none). The allowed
 // values come from their sources (the catalog, the schema, the upstream rule cited).
 
-type Fleet = { management: Record<string, unknown>; tenants: Record<string, unknown>[]; gitops?: Record<string, unknown> };
+type Fleet = { management: Record<string, unknown>; tenants: Record<string, unknown>[]; gitops?: Record<string, unknown>; mirrors?: Record<string, unknown> };
 
 function validFleet(): Fleet {
   return {
@@ -335,6 +335,23 @@ describe("fleetConfigSchema field checks", () => {
       expect(registry(url)).toEqual(["tenants[0].imageRegistries[0].url"]);
     }
     expect(pathsOf(({ tenant }) => (tenant.proxy = { https: "socks5://p:1080" }))).toEqual(["tenants[0].proxy.https"]);
+  });
+
+  it("takes a chart mirror as an http(s):// Helm repository or an oci:// registry path, without a trailing '/'", () => {
+    const charts = (value: string) => problems(({ fleet }) => (fleet.mirrors = { charts: value }));
+    for (const value of ["https://charts.example.com", "http://127.0.0.1:8080/charts", "oci://registry.example.com/charts", "oci://registry.example.com:5000/mirror/helm"]) {
+      expect([...charts(value).keys()], value).toEqual([]);
+    }
+    for (const value of ["https://charts.example.com/", "oci://registry.example.com/Charts", "oci://", "ftp://charts.example.com", "charts.example.com", "https://charts.example.com/?x=1"]) {
+      expect([...charts(value).keys()], value).toEqual(["mirrors.charts"]);
+    }
+    expect(charts("charts.example.com").get("mirrors.charts")).toContain("allowed: an https:// (or http://) Helm repository or an oci:// registry path");
+  });
+
+  it("refuses an unknown kind of mirror, naming the kinds there are", () => {
+    const found = problems(({ fleet }) => (fleet.mirrors = { images: "registry.example.com" }));
+    expect([...found.keys()]).toEqual(["mirrors.images"]);
+    expect(allowedKeysFromMessage(found.get("mirrors.images")!)).toEqual(["charts", "providers"]);
   });
 
   it("takes login names of up to 32 characters as useradd does, never root", () => {

@@ -607,11 +607,41 @@ const gitOpsSchema = strictObject({
   secretRef: dnsLabel().optional().describe("Name of a Secret in flux-system with the repository's credentials, which you create (flux create secret git); Pulumi only references it."),
 });
 
+/**
+ * An OCI repository name without a tag: a registry host (optional port), then path components
+ * (oras.land/oras-go/v2@v2.6.0: registry/reference.go, which cluster-api-operator parses
+ * `fetchConfig.oci` with; the same grammar as github.com/distribution/reference's regexp.go).
+ */
+const ociRepositoryPattern = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
+
+const chartMirror = z.string().check((ctx) => {
+  const value = ctx.value;
+  const oci = value.startsWith("oci://") && ociRepositoryPattern.test(value.slice("oci://".length));
+  const url = URL.parse(value);
+  const http = !!url && ["https:", "http:"].includes(url.protocol) && !!url.hostname && !value.endsWith("/") && !url.search && !url.hash;
+  if (!oci && !http) {
+    ctx.issues.push(customIssue(value, `${formatValue(value)} is not a chart repository; allowed: an https:// (or http://) Helm repository or an oci:// registry path such as oci://registry.example.com/charts, without a trailing '/'`));
+  }
+});
+
+const providerMirror = z.string().check((ctx) => {
+  const value = ctx.value;
+  if (!ociRepositoryPattern.test(value.replace(/^http:\/\//, ""))) {
+    ctx.issues.push(customIssue(value, `${formatValue(value)} is not an OCI repository; allowed: registry[:port]/path such as registry.example.com/capi-providers, without a tag, or with http:// in front for a plain-HTTP registry`));
+  }
+});
+
+const mirrorsSchema = strictObject({
+  charts: chartMirror.optional().describe("One Helm repository (https://) or OCI registry path (oci://) holding every chart the fleet installs, under the catalog's chart names and versions; unset: each chart's public repository."),
+  providers: providerMirror.optional().describe("OCI repository prefix for the Cluster API providers' components: the artifact <providers>/<type>-<name>:<version> with metadata.yaml and <type>-components.yaml, e.g. <providers>/core-cluster-api:v1.12.10; unset: GitHub releases."),
+});
+
 /** The non-secret part of the fleet config, one schema per top-level config key. */
 export const fleetConfigSchema = strictObject({
   management: managementSchema.describe("The management cluster that runs Cluster API and the platform: built on hcloud (mode hetzner) or an existing one (mode existing). Required except in a shard stack."),
   tenants: z.array(tenantSchema).default([]).describe("The tenants: one workload cluster each, in its own Hetzner project."),
   gitops: gitOpsSchema.optional().describe("The fleet repository that Flux on the management cluster syncs; absent: Flux syncs nothing."),
+  mirrors: mirrorsSchema.optional().describe("Where the platform's charts and Cluster API providers come from instead of their public sources (air-gapped installs, egress proxies); docs/delivery.md."),
 });
 
 export type FleetSettings = z.output<typeof fleetConfigSchema>;
@@ -621,5 +651,6 @@ export type ExistingManagementSettings = Extract<ManagementSettings, { mode: "ex
 export type TenantSettings = FleetSettings["tenants"][number];
 export type WorkerPoolSettings = TenantSettings["workers"][number];
 export type GitOpsSettings = NonNullable<FleetSettings["gitops"]>;
+export type MirrorSettings = NonNullable<FleetSettings["mirrors"]>;
 
 export type EtcdBackupSettings = NonNullable<HetznerManagementSettings["backups"]>;

@@ -32,10 +32,11 @@ describe("a shard stack's config", () => {
     const config = parse(shardValues([edge]));
     expect(config.managementStack).toBe("prod");
     expect(config.tenants.map((tenant) => tenant.name)).toEqual(["edge"]);
-    const withManagement = shardValues([edge], { [configKeys.management]: prod.values[configKeys.management]!, [configKeys.gitops]: "{}", [configKeys.shards]: "[]" });
+    const withManagement = shardValues([edge], { [configKeys.management]: prod.values[configKeys.management]!, [configKeys.gitops]: "{}", [configKeys.mirrors]: "{}", [configKeys.shards]: "[]" });
     expect(problemsOf(() => parse(withManagement))).toEqual([
       expect.stringMatching(/^management: is not allowed in a shard stack \(managementStack is set\)/),
       expect.stringMatching(/^gitops: is not allowed in a shard stack/),
+      expect.stringMatching(/^mirrors: is not allowed in a shard stack \(managementStack is set\): it is the management stack's \(its tenants read it from there\)/),
       expect.stringMatching(/^shards: is not allowed in a shard stack/),
     ]);
   });

@@ -50,11 +50,18 @@ describe("stack names", () => {
 });
 
 const declared = [{ urn: "urn:pulumi:prod::capi-fleet::capi-fleet:tenants:HetznerClusterClass$kubernetes:cluster.x-k8s.io/v1beta2:ClusterClass::class", props: { spec: {} } }];
-const platform = { fleetName: "capi-fleet-prod", deletionProtection: true, adminCidrs: ["203.0.113.0/24"], gitops: true, declared };
+const platform = { fleetName: "capi-fleet-prod", deletionProtection: true, adminCidrs: ["203.0.113.0/24"], gitops: true, declared, mirrors: { charts: "oci://registry.example.com/charts" } };
 
 describe("fleetPlatformFrom", () => {
   it("reads the management stack's fleetPlatform output", () => {
     expect(fleetPlatformFrom(platform)).toEqual({ platform });
+  });
+
+  it("reads no mirrors from a management stack that published none, or older than them, and only their strings", () => {
+    const { mirrors: _mirrors, ...withoutMirrors } = platform;
+    expect(fleetPlatformFrom(withoutMirrors)).toEqual({ platform: { ...withoutMirrors, mirrors: {} } });
+    expect(fleetPlatformFrom({ ...platform, mirrors: "oci://x" })).toEqual({ platform: { ...platform, mirrors: {} } });
+    expect(fleetPlatformFrom({ ...platform, mirrors: { charts: 1, providers: "registry.example.com/capi" } })).toEqual({ platform: { ...platform, mirrors: { providers: "registry.example.com/capi" } } });
   });
 
   it.each([

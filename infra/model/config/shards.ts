@@ -11,6 +11,7 @@
  * A Terraform-bridged hcloud plugin holds the whole provider schema, so a stack's plugin memory
  * grows by one hcloud process per tenant (docs/performance.md, *Scale*).
  */
+import type { Mirrors } from "../platform/mirrors";
 import type { DeclaredResource } from "../policy-facts";
 
 /** The management stack's output that shard stacks read the platform from. */
@@ -40,6 +41,8 @@ export interface FleetPlatform {
   readonly gitops: boolean;
   /** What the platform's components declared for the policy pack, as in the management stack. */
   readonly declared: readonly DeclaredResource[];
+  /** `mirrors`: where the tenants' add-on charts come from (empty from a management stack without mirrors, or older than them). */
+  readonly mirrors: Mirrors;
 }
 
 /** One tenant of the fleet as the management stack last saw it. */
@@ -123,7 +126,14 @@ export function fleetPlatformFrom(value: unknown): { platform: FleetPlatform } |
   if (!Array.isArray(declared) || !declared.every((entry) => isRecord(entry) && typeof entry.urn === "string" && isRecord(entry.props))) {
     return { problem: `${fleetPlatformOutputName}.declared is not a list of { urn, props }` };
   }
-  return { platform: { fleetName, deletionProtection, adminCidrs, gitops, declared: declared as DeclaredResource[] } };
+  return { platform: { fleetName, deletionProtection, adminCidrs, gitops, declared: declared as DeclaredResource[], mirrors: mirrorsFrom(value.mirrors) } };
+}
+
+/** The mirrors a management stack published: its string fields only. */
+function mirrorsFrom(value: unknown): Mirrors {
+  if (!isRecord(value)) return {};
+  const { charts, providers } = value;
+  return { ...(typeof charts === "string" ? { charts } : {}), ...(typeof providers === "string" ? { providers } : {}) };
 }
 
 /** Reads the management stack's {@link fleetTenantsOutputName} output (tenant name → entry); malformed entries are skipped. */

@@ -8,6 +8,8 @@ export const configKeys = {
   management: `${projectName}:management`,
   tenants: `${projectName}:tenants`,
   gitops: `${projectName}:gitops`,
+  /** Where charts and providers come from instead of their public sources. */
+  mirrors: `${projectName}:mirrors`,
   /** A management stack's shard stacks, whose tenants it lists in its `fleetTenants` output (docs/architecture.md, *Scaling out*). */
   shards: `${projectName}:shards`,
   /** Makes the stack a shard: the management stack whose cluster and platform its tenants use (instead of `management`). */

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import { readManagement, managementProblems } from "../management/validate-management";
 import { tenantProblems } from "../tenant/validate-tenants";
-import { allowedKeysFromMessage, fleetConfigSchema, type ExistingManagementSettings, type GitOpsSettings, type HetznerManagementSettings, type TenantSettings } from "./fleet-config";
+import { allowedKeysFromMessage, fleetConfigSchema, type ExistingManagementSettings, type GitOpsSettings, type HetznerManagementSettings, type MirrorSettings, type TenantSettings } from "./fleet-config";
 import { hcloudNameWarnings, tenantNameWarnings } from "./hcloud-names";
 import type { SecretValue } from "./secret";
 import { githubTokenProblem, SecretReader, type EtcdS3Credentials, type RegistryCredentials } from "./secret-reader";
@@ -41,6 +41,8 @@ export interface FleetConfig {
   readonly management: HetznerManagement | ExistingManagement;
   readonly tenants: readonly Tenant[];
   readonly gitops: GitOpsSettings | undefined;
+  /** Where charts and providers come from instead of their public sources (`mirrors`); empty: the public ones. */
+  readonly mirrors: MirrorSettings;
   /** Shard stacks whose tenants share this management cluster (`shards`); empty for a fleet in one stack. */
   readonly shards: readonly string[];
   /** GitHub token for cluster-api-operator's release downloads (`githubToken`), when set. */
@@ -66,6 +68,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     management: decode(input.values[configKeys.management]),
     tenants: decode(input.values[configKeys.tenants]),
     gitops: decode(input.values[configKeys.gitops]),
+    mirrors: decode(input.values[configKeys.mirrors]),
   };
   const parsed = fleetConfigSchema.safeParse(raw, { reportInput: true });
   if (!parsed.success) {
@@ -99,6 +102,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     management,
     tenants,
     gitops: settings.gitops,
+    mirrors: settings.mirrors ?? {},
     shards,
     githubToken,
     placeholderSecrets: secrets.placeholders,
@@ -177,6 +181,7 @@ export function parseShardConfig(input: StackConfigInput): ShardConfig {
   const owner: Record<string, string> = {
     [configKeys.management]: "the management stack's",
     [configKeys.gitops]: "the management stack's (Flux runs on the management cluster)",
+    [configKeys.mirrors]: "the management stack's (its tenants read it from there)",
     [configKeys.shards]: "the management stack's (it lists its shards)",
     [configKeys.hcloudToken]: "the management stack's",
     [configKeys.managementKubeconfig]: "read from the management stack's outputs",

@@ -7,6 +7,7 @@ import { isAutoscaled, poolAutoscalerAnnotations } from "../platform/cluster-aut
 import { apiVersions, type Manifest } from "../platform/cluster-api-kinds";
 import { networkZoneOf, type TenantSettings } from "../config/fleet-config";
 import { hcloudCcmValues } from "../platform/hcloud-ccm-values";
+import { mirroredChart, type Mirrors } from "../platform/mirrors";
 import { classVariables, clusterClassName, clusterClassNamespace, workerClassName } from "../platform/hetzner-cluster-class";
 
 /**
@@ -148,9 +149,9 @@ export function tenantTopologyVariables(tenant: TenantClusterSettings): { name: 
  * into kube-system. Load balancers target the nodes' private IPs and are created in the
  * network zone of the tenant's regions unless a Service's annotation says otherwise.
  */
-export function hcloudCcmProxy(tenant: TenantClusterSettings): Manifest {
+export function hcloudCcmProxy(tenant: TenantClusterSettings, mirrors: Mirrors = {}): Manifest {
   const values = hcloudCcmValues({ loadBalancerNetworkZone: tenantNetworkZone(tenant), privateLoadBalancerTargets: true });
-  return helmChartProxy(tenant, "hcloud-ccm", catalog.hcloudCloudControllerManager.chart, tenantLabels.hcloudCcm, values);
+  return helmChartProxy(tenant, "hcloud-ccm", mirroredChart(catalog.hcloudCloudControllerManager.chart, mirrors), tenantLabels.hcloudCcm, values);
 }
 
 /** The network zone of the tenant's regions (validation keeps them in one), where its private network lives. */
@@ -168,8 +169,8 @@ export function tenantNetworkZone(tenant: TenantSettings): string {
 export const hcloudVolumesStorageClass = "hcloud-volumes";
 
 /** The hcloud CSI driver in the workload cluster; its StorageClass uses the tenant's reclaim policy (Delete by default). */
-export function hcloudCsiProxy(tenant: TenantClusterSettings): Manifest {
-  return helmChartProxy(tenant, "hcloud-csi", catalog.hcloudCsi.chart, tenantLabels.hcloudCsi, {
+export function hcloudCsiProxy(tenant: TenantClusterSettings, mirrors: Mirrors = {}): Manifest {
+  return helmChartProxy(tenant, "hcloud-csi", mirroredChart(catalog.hcloudCsi.chart, mirrors), tenantLabels.hcloudCsi, {
     storageClasses: [{ name: hcloudVolumesStorageClass, defaultStorageClass: true, reclaimPolicy: tenant.storage.reclaimPolicy }],
   });
 }
