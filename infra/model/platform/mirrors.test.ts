@@ -7,10 +7,10 @@ import { catalog } from "../versions/catalog";
 import { clusterApiProviders } from "./cluster-api-providers";
 import { mirroredChart, providerArtifact, providerFetchConfig } from "./mirrors";
 
-/** What cluster-api-operator v0.28.0 makes of each `fetchConfig.oci` value (tests/go/oras-repository). */
-function operatorReads(values: readonly string[]): string[] {
+/** What cluster-api-operator v0.28.0 makes of each `fetchConfig.oci` value with the provider's version (tests/go/oras-repository). */
+function operatorReads(artifacts: readonly { oci: string; version: string }[]): string[] {
   const { binary } = buildGoProgram("oras-repository");
-  const run = spawnSync(binary, { input: values.map((value) => `${value}\n`).join(""), encoding: "utf8" });
+  const run = spawnSync(binary, { input: artifacts.map(({ oci, version }) => `${oci} ${version}\n`).join(""), encoding: "utf8" });
   if (run.status !== 0) throw new Error(`oras-repository failed: ${run.stderr}`);
   return run.stdout.trimEnd().split("\n");
 }
@@ -30,9 +30,10 @@ describe("mirrors", () => {
     for (const provider of clusterApiProviders) expect(providerFetchConfig(provider)).toBeUndefined();
   });
 
-  it("gives every provider its own artifact in the mirror, which the operator reads as that registry and repository", () => {
+  it("gives every provider its own artifact in the mirror, which the operator pulls from that registry and repository at the provider's version", () => {
     const mirrors = ["registry.example.com/capi-providers", "http://127.0.0.1:5000/mirror", "registry.example.com:5443/a/b"];
-    const artifacts = mirrors.flatMap((mirror) => clusterApiProviders.map((provider) => providerFetchConfig(provider, { providers: mirror })!.oci));
+    const pulls = mirrors.flatMap((mirror) => clusterApiProviders.map((provider) => ({ oci: providerFetchConfig(provider, { providers: mirror })!.oci, version: provider.version })));
+    const artifacts = pulls.map((pull) => pull.oci);
     expect(new Set(artifacts).size).toBe(artifacts.length);
     // The kubeadm bootstrap and control-plane providers share a name; their artifacts differ by type.
     expect(artifacts.slice(0, clusterApiProviders.length)).toEqual([
@@ -42,11 +43,11 @@ describe("mirrors", () => {
       "registry.example.com/capi-providers/infrastructure-hetzner",
       "registry.example.com/capi-providers/addon-helm",
     ]);
-    const read = operatorReads(artifacts);
-    artifacts.forEach((artifact, index) => {
-      const plain = artifact.startsWith("http://");
-      const [registry, ...path] = artifact.replace(/^http:\/\//, "").split("/");
-      expect(read[index], artifact).toBe(`ok ${registry} ${path.join("/")} ${plain}`);
+    const read = operatorReads(pulls);
+    pulls.forEach(({ oci, version }, index) => {
+      const plain = oci.startsWith("http://");
+      const [registry, ...path] = oci.replace(/^http:\/\//, "").split("/");
+      expect(read[index], oci).toBe(`ok ${registry} ${path.join("/")} ${version} ${plain}`);
     });
   });
 
@@ -56,16 +57,19 @@ describe("mirrors", () => {
     const accepted = values.filter(configAccepts);
     expect(accepted.length).toBeGreaterThan(300); // the generator reaches both sides of the rule
     expect(accepted.length).toBeLessThan(values.length);
-    const artifacts = accepted.flatMap((value) => clusterApiProviders.map((provider) => providerArtifact(provider, value)));
-    const read = operatorReads(artifacts);
-    const refused = artifacts.filter((_, index) => !read[index]!.startsWith("ok "));
-    expect(refused).toEqual([]);
+    const pulls = accepted.flatMap((value) => clusterApiProviders.map((provider) => ({ oci: providerArtifact(provider, value), version: provider.version })));
+    const read = operatorReads(pulls);
+    // Pulled at all, and at the provider's version (a value the operator read a tag from would pull another).
+    const wrong = pulls.filter(({ version }, index) => !read[index]!.startsWith("ok ") || read[index]!.split(" ")[3] !== version);
+    expect(wrong).toEqual([]);
   });
 
   it("refuses as a providers mirror what the operator refuses, a tag, and a scheme other than http://", () => {
     for (const value of ["Registry.example.com/Capi", "registry.example.com/capi:v1", "https://registry.example.com/capi", "oci://registry.example.com/capi", "registry.example.com/capi/", "registry.example.com//capi"]) {
       expect(configAccepts(value), value).toBe(false);
     }
-    expect(operatorReads(["registry.example.com/Capi/core-cluster-api"])[0]).toMatch(/^error: .*invalid repository/);
+    expect(operatorReads([{ oci: "registry.example.com/Capi/core-cluster-api", version: "v1.0.0" }])[0]).toMatch(/^error: .*invalid repository/);
+    // A tag in the value wins over the provider's version: why the config refuses one.
+    expect(operatorReads([{ oci: "registry.example.com/capi/core-cluster-api:v9.9.9", version: "v1.0.0" }])[0]).toBe("ok registry.example.com capi/core-cluster-api v9.9.9 false");
   });
 });

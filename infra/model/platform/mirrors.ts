@@ -53,8 +53,8 @@ export function providerArtifact(provider: Pick<ClusterApiProviderSpec, "kind" |
 
 /**
  * The provider's `spec.fetchConfig`: from the providers mirror, or absent, so the operator fetches
- * the release from GitHub. Only OCI: a `url` must be GitHub's or a GitLab package registry's
- * (sigs.k8s.io/cluster-api@v1.12.10: cmd/clusterctl/client/repository/client.go, `repositoryFactory`).
+ * the release from GitHub. Only OCI: the operator takes a `url` only on github.com or a GitLab
+ * package registry, over https (sigs.k8s.io/cluster-api-operator@v0.28.0: util/util.go, `RepositoryFactory`).
  */
 export function providerFetchConfig(provider: Pick<ClusterApiProviderSpec, "kind" | "name">, mirrors: Mirrors = {}): { oci: string } | undefined {
   return mirrors.providers ? { oci: providerArtifact(provider, mirrors.providers) } : undefined;
