@@ -235,7 +235,11 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
       : undefined;
   const clusterApi = new ClusterApi(
     "cluster-api",
-    { githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined, mirrors: config.mirrors },
+    {
+      githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined,
+      mirrors: config.mirrors,
+      installCertManager: management.mode === "hetzner" || management.certManager === "install",
+    },
     { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] },
   );
   const caren = new Caren("caren", { mirrors: config.mirrors }, { ...onCluster, dependsOn: [clusterApi] });

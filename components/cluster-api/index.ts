@@ -46,6 +46,11 @@ export interface ClusterApiArgs {
    * instead of their public sources (`mirrors`).
    */
   mirrors?: Mirrors;
+  /**
+   * Install cert-manager (default), or use the one the cluster already runs (`existing` mode's
+   * `management.certManager: existing`, which the cluster's preflight checks).
+   */
+  installCertManager?: boolean;
 }
 
 /**
@@ -71,15 +76,18 @@ export class ClusterApi extends pulumi.ComponentResource {
     const first = { parent: this, dependsOn: upstreamOf(opts) };
     const timeoutSeconds = String(args.providerReadyTimeoutSeconds ?? 900);
 
-    const certManager = pinnedRelease(
-      `${name}-cert-manager`,
-      { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } } },
-      first,
-    );
+    const certManager =
+      args.installCertManager === false
+        ? undefined
+        : pinnedRelease(
+            `${name}-cert-manager`,
+            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } } },
+            first,
+          );
     const operator = pinnedRelease(
       `${name}-operator`,
       { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues } },
-      { ...child, dependsOn: [certManager] },
+      certManager ? { ...child, dependsOn: [certManager] } : first,
     );
 
     const namespaces = new Map(

@@ -11,6 +11,11 @@ import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "
 import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
 import { createManagementPki } from "./pki";
 import { localCommandDir } from "../local-command-dir";
+import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
+import { catalog } from "../../infra/model/versions/catalog";
+
+/** The preflight of an existing cluster, relative to the repository root (the command's `dir`). */
+export const existingClusterPreflightScript = "scripts/existing-cluster-preflight.mjs";
 import { managementSshKeyName } from "./ssh-key";
 
 export { planManagementAddresses } from "./address-plan";
@@ -87,7 +92,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
     const built =
       args.settings.mode === "hetzner"
         ? createHetznerManagementCluster(name, args.fleetName, args.settings, args.hcloudProvider, this, args.etcdS3Credentials)
-        : useExistingCluster(name, args.fleetName, args.existingCluster, this);
+        : useExistingCluster(name, args.fleetName, args.existingCluster, this, args.settings.certManager);
     this.kubeconfig = pulumi.secret(built.kubeconfig);
     this.apiEndpoint = built.apiEndpoint;
     this.serverAddresses = built.serverAddresses;
@@ -133,18 +138,40 @@ interface BuiltCluster {
   provider: k8s.Provider;
 }
 
-/** `existing` mode: only a provider. */
+/**
+ * `existing` mode: a provider, after a preflight that stops `up` before anything in the cluster
+ * changes when the cluster runs a cert-manager the fleet does not own and would install over
+ * (existing-cluster-preflight.mjs says why), or none although `certManager` is `existing`.
+ */
 export function useExistingCluster(
   name: string,
   fleetName: string,
   existing: ManagementClusterArgs["existingCluster"],
   parent: pulumi.Resource,
+  certManager: ExistingManagementSettings["certManager"] = "install",
 ): BuiltCluster {
   if (!existing) {
     throw new Error("ManagementCluster: existing mode needs args.existingCluster");
   }
   const kubeconfig = pulumi.secret(existing.kubeconfig);
-  const provider = new k8s.Provider(`${name}-k8s`, { kubeconfig, clusterIdentifier: `${fleetName}-management` }, { parent });
+  const preflight = new command.local.Command(
+    `${name}-preflight`,
+    {
+      create: `node ${existingClusterPreflightScript}`,
+      dir: localCommandDir(),
+      environment: pulumi.secret(
+        kubeconfig.apply((managementKubeconfig) => ({
+          MANAGEMENT_KUBECONFIG: managementKubeconfig,
+          CERT_MANAGER: certManager,
+          CERT_MANAGER_RELEASE: catalog.certManager.chart.chart,
+          CERT_MANAGER_NAMESPACE: platformNamespaces.certManager,
+        })),
+      ),
+      logging: command.local.Logging.Stderr,
+    },
+    { parent },
+  );
+  const provider = new k8s.Provider(`${name}-k8s`, { kubeconfig, clusterIdentifier: `${fleetName}-management` }, { parent, dependsOn: [preflight] });
   return {
     kubeconfig,
     apiEndpoint: pulumi.output(existing.apiServerUrl),

@@ -348,6 +348,20 @@ describe("fleetConfigSchema field checks", () => {
     expect(charts("charts.example.com").get("mirrors.charts")).toContain("allowed: an https:// (or http://) Helm repository or an oci:// registry path");
   });
 
+  it("takes management.certManager install or existing in existing mode, defaulting to install, and refuses it in hetzner mode", () => {
+    const existing = (certManager?: unknown) => ({ mode: "existing", kubernetesVersion: catalog.tenantKubernetesVersions[1], ...(certManager === undefined ? {} : { certManager }) });
+    const parsedMode = (certManager?: unknown) => {
+      const parsed = fleetConfigSchema.safeParse({ ...validFleet(), management: existing(certManager) });
+      return parsed.success ? (parsed.data.management as { certManager?: string }).certManager : undefined;
+    };
+    expect(parsedMode()).toBe("install");
+    expect(parsedMode("existing")).toBe("existing");
+    const found = problems(({ fleet }) => (fleet.management = existing("skip")));
+    expect([...found.keys()]).toEqual(["management.certManager"]);
+    expect(found.get("management.certManager")).toBe('"skip" is not allowed; allowed: install, existing');
+    expect(pathsOf(({ management }) => (management.certManager = "existing"))).toEqual(["management.certManager"]);
+  });
+
   it("refuses an unknown kind of mirror, naming the kinds there are", () => {
     const found = problems(({ fleet }) => (fleet.mirrors = { images: "registry.example.com" }));
     expect([...found.keys()]).toEqual(["mirrors.images"]);

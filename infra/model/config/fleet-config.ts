@@ -338,6 +338,9 @@ const hetznerManagementSchema = strictObject({
     .describe("The server (1 to servers) whose first boot starts etcd; the others join it. Read only when a server is created: set another before replacing a lost server 1."),
 });
 
+/** `management.certManager` in existing mode. */
+export const certManagerModes = ["install", "existing"] as const;
+
 const existingManagementSchema = strictObject({
   /** Use a cluster that already exists; its kubeconfig is the secret `capi-fleet:managementKubeconfig`. */
   mode: z.literal("existing").describe("existing: use a cluster that already exists; its kubeconfig is the secret managementKubeconfig."),
@@ -345,6 +348,10 @@ const existingManagementSchema = strictObject({
   kubernetesVersion: managementVersion(parseKubernetesVersion, exampleKubernetesVersion, "existing").describe("Kubernetes version the existing cluster runs; its minor must suit the platform."),
   /** Pulumi `protect` on every tenant: a removed or renamed tenant stops the update instead of deleting its cluster. */
   deletionProtection: z.boolean().default(true).describe("Pulumi protect on every tenant: a removed or renamed tenant stops pulumi up instead of deleting its cluster."),
+  /** Whether the fleet installs cert-manager or uses the one the cluster already runs. */
+  certManager: z.enum(certManagerModes, { error: (issue) => `${formatValue(issue.input)} is not allowed; ${oneOf(certManagerModes)}` })
+    .default("install")
+    .describe("install: the fleet installs cert-manager (pulumi up stops before changing anything when the cluster already runs one it does not own); existing: it uses the cluster's cert-manager and installs none."),
 });
 
 const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, existingManagementSchema], {
