@@ -1,14 +1,14 @@
 import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { parse, stringify } from "yaml";
+import { parse } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { existingClusterPreflightScript } from "../components/management-cluster";
 import { configKeys } from "../infra/model/config/stack-config";
 import { catalog } from "../infra/model/versions/catalog";
 import { commandWorkingDirectory } from "./engine-pwd";
 import { byType, one, runStack, useExistingCluster, waitsFor } from "./fleet-run";
-import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
+import { adminKubeconfig, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
 import { goModule } from "./upstream";
 
@@ -75,14 +75,7 @@ async function installCrd(server: KubeApiServer, owner?: { release: string; name
 /** Runs the registered command as pulumi-command does, its kubeconfig pointed at `server`. */
 function runPreflight(command: Registration, server: KubeApiServer): Promise<{ code: number | null; stderr: string }> {
   const environment = { ...(command.inputs.environment as Record<string, string>) };
-  environment.MANAGEMENT_KUBECONFIG = stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "existing", cluster: { server: server.target.server, "certificate-authority-data": Buffer.from(server.target.ca).toString("base64") } }],
-    users: [{ name: "admin", user: { token: server.target.token } }],
-    contexts: [{ name: "existing", context: { cluster: "existing", user: "admin" } }],
-    "current-context": "existing",
-  });
+  environment.MANAGEMENT_KUBECONFIG = adminKubeconfig(server);
   return new Promise((resolve) => {
     const child = spawn("sh", ["-c", command.inputs.create as string], {
       cwd: commandWorkingDirectory(command.inputs),

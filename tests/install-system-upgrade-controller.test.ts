@@ -9,7 +9,7 @@ import { stringify } from "yaml";
 import { catalog } from "../infra/model/versions/catalog";
 import { systemUpgrade, systemUpgradeInstallerScript } from "../infra/model/management/k3s-upgrades";
 import { byType, runStack } from "./fleet-run";
-import { runToolchain, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
+import { adminKubeconfig, runToolchain, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import { runNodeScript } from "./script-harness";
 import { repoRoot } from "./stack-files";
 import { crdSources, readSource } from "./upstream-crds";
@@ -85,22 +85,11 @@ function manifest(controllerEnv: Record<string, string>): string {
   return documents.map((document) => `---\n${stringify(document)}`).join("");
 }
 
-function kubeconfig(server: KubeApiServer): string {
-  return stringify({
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "test", cluster: { server: server.target.server, "certificate-authority-data": Buffer.from(server.target.ca).toString("base64") } }],
-    users: [{ name: "admin", user: { token: server.target.token } }],
-    contexts: [{ name: "test", context: { cluster: "test", user: "admin" } }],
-    "current-context": "test",
-  });
-}
-
 function install(manifestPath: string, extra: Record<string, string> = {}) {
   if (!api) throw new Error("no API server");
   return runNodeScript(
     script,
-    { MANAGEMENT_KUBECONFIG: kubeconfig(api), MANIFEST_URL: `${baseUrl}${manifestPath}`, WAIT_FOR_CRD: standInCrd, WAIT_SECONDS: "60", POLL_MILLISECONDS: "200", ...extra },
+    { MANAGEMENT_KUBECONFIG: adminKubeconfig(api), MANIFEST_URL: `${baseUrl}${manifestPath}`, WAIT_FOR_CRD: standInCrd, WAIT_SECONDS: "60", POLL_MILLISECONDS: "200", ...extra },
     90_000,
   );
 }

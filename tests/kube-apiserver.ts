@@ -3,6 +3,7 @@ import { randomBytes, generateKeyPairSync } from "node:crypto";
 import { closeSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { URL } from "node:url";
+import { stringify } from "yaml";
 import { freePort as takePort } from "./ports";
 import { localServerCertificate } from "./script-harness";
 import { repoRoot } from "./stack-files";
@@ -38,6 +39,18 @@ export interface KubeApiServer {
 }
 
 const toolchainScript = path.join(repoRoot, "tools", "kube-apiserver-toolchain");
+
+/** An admin kubeconfig (token, embedded CA) for a running API server, as the scripts' environment takes it. */
+export function adminKubeconfig(server: KubeApiServer): string {
+  return stringify({
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "test", cluster: { server: server.target.server, "certificate-authority-data": Buffer.from(server.target.ca).toString("base64") } }],
+    users: [{ name: "admin", user: { token: server.target.token } }],
+    contexts: [{ name: "test", context: { cluster: "test", user: "admin" } }],
+    "current-context": "test",
+  });
+}
 
 /**
  * Runs the toolchain script and resolves its stdout. With `echo`, its progress (stderr) also
