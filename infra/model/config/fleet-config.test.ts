@@ -362,6 +362,15 @@ describe("fleetConfigSchema field checks", () => {
     expect(pathsOf(({ management }) => (management.certManager = "existing"))).toEqual(["management.certManager"]);
   });
 
+  it("takes a providers mirror as an OCI repository, http:// in front only for a plain-HTTP registry", () => {
+    const providers = (value: string) => problems(({ fleet }) => (fleet.mirrors = { providers: value }));
+    for (const value of ["registry.example.com/capi-providers", "http://127.0.0.1:5000/mirror", "registry.example.com:5443/a/b"]) expect([...providers(value).keys()], value).toEqual([]);
+    for (const value of ["registry.example.com/http://capi", "https://registry.example.com/capi", "registry.example.com/capi:v1"]) expect([...providers(value).keys()], value).toEqual(["mirrors.providers"]);
+    expect(providers("registry.example.com/Capi").get("mirrors.providers")).toBe(
+      '"registry.example.com/Capi" is not an OCI repository; allowed: registry[:port]/path such as registry.example.com/capi-providers, without a tag, or with http:// in front for a plain-HTTP registry',
+    );
+  });
+
   it("refuses an unknown kind of mirror, naming the kinds there are", () => {
     const found = problems(({ fleet }) => (fleet.mirrors = { images: "registry.example.com" }));
     expect([...found.keys()]).toEqual(["mirrors.images"]);
