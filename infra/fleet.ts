@@ -3,6 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { Caren } from "../components/caren";
 import { ClusterApi } from "../components/cluster-api";
 import { DeployedState } from "../components/deployed-state";
+import { DestroyGuard } from "../components/destroy-guard";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
 import { HetznerClusterClass } from "../components/hetzner-cluster-class";
@@ -127,6 +128,12 @@ export function createFleet(
     adminCidrs,
     mirrors: config.mirrors,
   });
+  // Runs first on `pulumi destroy`: it depends on everything in the cluster.
+  new DestroyGuard(
+    "destroy-guard",
+    { managementKubeconfig: cluster.kubeconfig, classRef: clusterClass.classRef, declaredClusters: config.tenants.map((tenant) => `${tenant.namespace}/${tenant.name}`) },
+    { dependsOn: [platform.clusterApi, platform.caren, platform.flux, clusterClass, ...tenants.values(), ...(k3sUpgrades ? [k3sUpgrades] : [])] },
+  );
   new DeployedState("deployed-tenant-versions", { upgrades, managementK3sVersion: deployedK3sVersion, ...(peerTenantVersions ? { peerTenantVersions } : {}) });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));
   return {

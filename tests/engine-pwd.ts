@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
+import type { Registration } from "./pulumi-mocks";
+import type { ScriptRun } from "./script-harness";
 import { repoRoot } from "./stack-files";
 
 /**
@@ -23,4 +26,28 @@ export function enginePwd(projectRoot: string = repoRoot): string {
  */
 export function commandWorkingDirectory(inputs: Record<string, unknown>, pluginDirectory: string = enginePwd()): string {
   return typeof inputs.dir === "string" ? path.resolve(pluginDirectory, inputs.dir) : pluginDirectory;
+}
+
+/**
+ * Runs a registered command's `create` or `delete` line as pulumi-command's local provider does:
+ * `sh -c`, in its working directory (above), with `environment` (the command's own, or a test's
+ * edit of it). The `node` on PATH is the one running the tests.
+ */
+export function runRegisteredCommand(command: Registration, phase: "create" | "delete", environment: Record<string, string>, timeoutMs = 60_000): Promise<ScriptRun> {
+  const line = command.inputs[phase];
+  if (typeof line !== "string") throw new Error(`${command.name} has no ${phase} command`);
+  const started = Date.now();
+  return new Promise((resolve) => {
+    const child = spawn("sh", ["-c", line], {
+      cwd: commandWorkingDirectory(command.inputs),
+      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, ...environment },
+      timeout: timeoutMs,
+    });
+    const run = { stdout: "", stderr: "", output: "" };
+    child.stdout.on("data", (chunk: Buffer) => ((run.stdout += chunk.toString()), (run.output += chunk.toString())));
+    child.stderr.on("data", (chunk: Buffer) => ((run.stderr += chunk.toString()), (run.output += chunk.toString())));
+    child.on("close", (code) => {
+      resolve({ code, ...run, elapsedMs: Date.now() - started });
+    });
+  });
 }

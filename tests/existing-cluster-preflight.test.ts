@@ -1,4 +1,3 @@
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
@@ -6,7 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { existingClusterPreflightScript } from "../components/management-cluster";
 import { configKeys } from "../infra/model/config/stack-config";
 import { catalog } from "../infra/model/versions/catalog";
-import { commandWorkingDirectory } from "./engine-pwd";
+import { runRegisteredCommand } from "./engine-pwd";
 import { byType, one, runStack, useExistingCluster, waitsFor } from "./fleet-run";
 import { adminKubeconfig, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
@@ -72,22 +71,9 @@ async function installCrd(server: KubeApiServer, owner?: { release: string; name
   if (created.status !== 201) throw new Error(`creating ${crdName}: HTTP ${created.status}`);
 }
 
-/** Runs the registered command as pulumi-command does, its kubeconfig pointed at `server`. */
-function runPreflight(command: Registration, server: KubeApiServer): Promise<{ code: number | null; stderr: string }> {
-  const environment = { ...(command.inputs.environment as Record<string, string>) };
-  environment.MANAGEMENT_KUBECONFIG = adminKubeconfig(server);
-  return new Promise((resolve) => {
-    const child = spawn("sh", ["-c", command.inputs.create as string], {
-      cwd: commandWorkingDirectory(command.inputs),
-      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, ...environment },
-      timeout: 60_000,
-    });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    child.on("close", (code) => {
-      resolve({ code, stderr });
-    });
-  });
+/** Runs the registered preflight, its kubeconfig pointed at `server`. */
+function runPreflight(command: Registration, server: KubeApiServer) {
+  return runRegisteredCommand(command, "create", { ...(command.inputs.environment as Record<string, string>), MANAGEMENT_KUBECONFIG: adminKubeconfig(server) });
 }
 
 describe("an existing cluster that may already run cert-manager", () => {

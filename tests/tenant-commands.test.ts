@@ -1,16 +1,13 @@
-import { spawn } from "node:child_process";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import path from "node:path";
 import { parse, stringify } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
 import { byType, one, runStack } from "./fleet-run";
 import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import type { Registration } from "./pulumi-mocks";
-import { commandWorkingDirectory } from "./engine-pwd";
+import { runRegisteredCommand } from "./engine-pwd";
 import { fakeHcloudToken } from "./stack-files";
 import { readSource, sourceOfGroup } from "./upstream-crds";
-import type { ScriptRun } from "./script-harness";
 
 // The tenants' kubeconfig and load-balancer drain commands exactly as the program registers them
 // (command line and environment, from the prod program under mocks), run the way the command
@@ -43,28 +40,6 @@ function environmentOf(command: Registration, server: string): Record<string, st
   kubeconfig.clusters[0]!.cluster.server = server;
   environment.MANAGEMENT_KUBECONFIG = stringify(kubeconfig);
   return environment;
-}
-
-/**
- * Runs a command line as pulumi-command's local provider does: `sh -c`, in the command's `dir`
- * resolved from the plugin's working directory (`tests/engine-pwd.ts`), not from the repository root.
- */
-function runCommandLine(command: Registration, line: string, environment: Record<string, string>, timeoutMs = 60_000): Promise<ScriptRun> {
-  const started = Date.now();
-  return new Promise((resolve) => {
-    // The `node` on PATH is the one running the tests (Node 22).
-    const child = spawn("sh", ["-c", line], {
-      cwd: commandWorkingDirectory(command.inputs),
-      env: { PATH: `${path.dirname(process.execPath)}:/usr/bin:/bin`, ...environment },
-      timeout: timeoutMs,
-    });
-    const run = { stdout: "", stderr: "", output: "" };
-    child.stdout.on("data", (chunk: Buffer) => ((run.stdout += chunk.toString()), (run.output += chunk.toString())));
-    child.stderr.on("data", (chunk: Buffer) => ((run.stderr += chunk.toString()), (run.output += chunk.toString())));
-    child.on("close", (code) => {
-      resolve({ code, ...run, elapsedMs: Date.now() - started });
-    });
-  });
 }
 
 async function must(response: Promise<{ status: number; json: Record<string, unknown> }>, ...ok: number[]) {
@@ -173,7 +148,7 @@ describe("the tenant commands the program registers, against a real API server w
   it("the kubeconfig command authenticates with the program's admin certificate, finds the declared Cluster Available and prints its kubeconfig", async () => {
     await ready();
     const command = one(registrations, commandType, `tenant-${tenant.name}-kubeconfig`);
-    const run = await runCommandLine(command, command.inputs.create as string, environmentOf(command, api!.url));
+    const run = await runRegisteredCommand(command, "create", environmentOf(command, api!.url));
     expect(run.stderr).toContain(`cluster ${tenant.namespace}/${tenant.name} is Available`);
     expect(run.code).toBe(0);
     const printed = parse(run.stdout) as { clusters: { cluster: { server: string } }[] };
@@ -195,7 +170,7 @@ describe("the tenant commands the program registers, against a real API server w
     const command = one(registrations, commandType, `tenant-${tenant.name}-load-balancer-drain`);
     // Not from the program: where the Hetzner API is, and a short poll.
     const environment = { ...environmentOf(command, api!.url), HCLOUD_ENDPOINT: hetznerUrl, POLL_MILLISECONDS: "200" };
-    const run = await runCommandLine(command, command.inputs.delete as string, environment);
+    const run = await runRegisteredCommand(command, "delete", environment);
     expect(run.code, run.output).toBe(0);
     expect(run.stdout).toBe("");
     expect((await api!.request("GET", "/api/v1/namespaces/default/services/ingress")).status).toBe(404);
