@@ -13,12 +13,12 @@ import { createManagementPki } from "./pki";
 import { localCommandDir } from "../local-command-dir";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { catalog } from "../../infra/model/versions/catalog";
-
-/** The preflight of an existing cluster, relative to the repository root (the command's `dir`). */
-export const existingClusterPreflightScript = "scripts/existing-cluster-preflight.mjs";
 import { managementSshKeyName } from "./ssh-key";
 
 export { planManagementAddresses } from "./address-plan";
+
+/** The preflight of an existing cluster, relative to the repository root (the command's `dir`). */
+export const existingClusterPreflightScript = "scripts/existing-cluster-preflight.mjs";
 export { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 export { etcdSnapshotDropinText, k3sServerConfig, renderK3sCloudInit } from "./k3s";
 

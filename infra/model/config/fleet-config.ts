@@ -616,7 +616,7 @@ const gitOpsSchema = strictObject({
 
 /**
  * An OCI repository name without a tag: a registry host (optional port), then path components
- * (oras.land/oras-go/v2@v2.6.0: registry/reference.go, which cluster-api-operator parses
+ * (oras.land/oras-go/v2@v2.6.2, the version sigs.k8s.io/cluster-api-operator@v0.28.0 requires: registry/reference.go, which cluster-api-operator parses
  * `fetchConfig.oci` with; the same grammar as github.com/distribution/reference's regexp.go).
  */
 const ociRepositoryPattern = /^[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9-]*[a-zA-Z0-9])?)*(?::[0-9]+)?(?:\/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*)*$/;
@@ -639,7 +639,7 @@ const providerMirror = z.string().check((ctx) => {
 });
 
 const mirrorsSchema = strictObject({
-  charts: chartMirror.optional().describe("One Helm repository (https://) or OCI registry path (oci://) holding every chart the fleet installs, under the catalog's chart names and versions; unset: each chart's public repository."),
+  charts: chartMirror.optional().describe("One Helm repository (https://, or http://) or OCI registry path (oci://) holding every chart the fleet installs, under the catalog's chart names and versions; unset: each chart's public repository."),
   providers: providerMirror.optional().describe("OCI repository prefix for the Cluster API providers' components: the artifact <providers>/<type>-<name>:<version> with metadata.yaml and <type>-components.yaml, e.g. <providers>/core-cluster-api:v1.12.10; unset: GitHub releases."),
 });
 

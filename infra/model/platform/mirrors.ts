@@ -1,25 +1,13 @@
+import type { MirrorSettings } from "../config/fleet-config";
 import type { HelmChartPin } from "../versions/catalog";
 import type { ClusterApiProviderSpec } from "./cluster-api-providers";
 
 /**
- * Where the platform's artifacts come from when not from their public sources (`mirrors` in the
- * stack config; docs/delivery.md, *Mirrors and air-gapped installs*). Each field is optional: an
- * unset one keeps the catalog's public source.
+ * Where the platform's artifacts come from when not from their public sources: `mirrors` in the
+ * stack config, whose schema describes each field (docs/delivery.md, *Mirrors and air-gapped
+ * installs*). An unset field keeps the catalog's public source.
  */
-export interface Mirrors {
-  /**
-   * One chart repository for every chart the fleet installs, each under its catalog name and
-   * version: an https:// Helm repository, or an oci:// registry path (the chart is then
-   * `<charts>/<chart>:<version>`).
-   */
-  readonly charts?: string;
-  /**
-   * An OCI repository prefix for the Cluster API providers' components: each provider is the
-   * artifact `<providers>/<type>-<name>`, tagged with its version (`providerArtifact`).
-   * `http://` in front for a registry that serves plain HTTP.
-   */
-  readonly providers?: string;
-}
+export type Mirrors = Readonly<MirrorSettings>;
 
 /** A chart pin with its repository replaced by the charts mirror, when there is one. */
 export function mirroredChart(pin: HelmChartPin, mirrors: Mirrors = {}): HelmChartPin {
