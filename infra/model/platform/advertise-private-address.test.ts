@@ -50,7 +50,10 @@ const joinConfig = (controlPlane: boolean) =>
 /** Hetzner's private-networks metadata for one network with `address`. */
 const metadata = (address: string) => [`- ip: ${address}`, "  alias_ips: []", "  interface_num: 1", "  network: 10.0.0.0/16", "  subnet: 10.0.0.0/24", "  gateway: 10.0.0.1", ""].join("\n");
 
-function run(files: { init?: string; join?: string }, metadataBody: string | undefined) {
+/** Where the real `ip` is, for the wrapper below. */
+const realIp = spawnSync("sh", ["-c", "command -v ip"], { encoding: "utf8" }).stdout.trim();
+
+function run(files: { init?: string; join?: string }, metadataBody: string | undefined, options: { ipWritesLate?: boolean } = {}) {
   const root = mkdtempSync(path.join(tmpdir(), "advertise-"));
   scratch.push(root);
   mkdirSync(path.join(root, "run/kubeadm"), { recursive: true });
@@ -63,6 +66,11 @@ function run(files: { init?: string; join?: string }, metadataBody: string | und
   // The stub curl logs its URL and prints the metadata (or fails as an unreachable service would).
   writeFileSync(path.join(root, "bin/curl"), `#!/bin/sh\necho "$@" >> "${root}/curl.log"\n[ -f "${root}/metadata" ] || exit 7\ncat "${root}/metadata"\n`);
   chmodSync(path.join(root, "bin/curl"), 0o755);
+  if (options.ipWritesLate) {
+    // The real ip, then one more line a moment later, as ip does for every interface after the match.
+    writeFileSync(path.join(root, "bin/ip"), `#!/bin/sh\n"${realIp}" "$@" || exit\nsleep 0.2\necho "9: extra    inet 198.51.100.9/24 scope global extra"\n`);
+    chmodSync(path.join(root, "bin/ip"), 0o755);
+  }
   const result = spawnSync("bash", [script], {
     encoding: "utf8",
     env: { ...process.env, PATH: `${path.join(root, "bin")}:${process.env.PATH ?? ""}`, ADVERTISE_ROOT: root, ADDRESS_WAIT: "2", ADDRESS_POLL: "1" },
@@ -94,6 +102,12 @@ describe("advertise-private-address.sh on a control plane's first boot", () => {
     const result = run({ join: joinConfig(true) }, metadata("127.0.0.1"));
     expect(result.status, result.stderr).toBe(0);
     expect(byKind(result.join, "JoinConfiguration")).toEqual({ ...byKind(joinConfig(true), "JoinConfiguration"), controlPlane: { localAPIEndpoint: { advertiseAddress: "127.0.0.1" } } });
+  });
+
+  it("finds the address when ip still writes after the line that holds it (no SIGPIPE from an early grep exit)", () => {
+    const result = run({ init: initConfig }, metadata("127.0.0.1"), { ipWritesLate: true });
+    expect(result.status, result.stderr).toBe(0);
+    expect(byKind(result.init, "InitConfiguration")).toMatchObject({ localAPIEndpoint: { advertiseAddress: "127.0.0.1" } });
   });
 
   it("leaves a worker alone, without asking the metadata service", () => {

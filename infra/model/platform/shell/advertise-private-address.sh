@@ -61,8 +61,13 @@ fi
 deadline=$((SECONDS + address_wait))
 address=""
 while :; do
-  address=$(curl -fsS --max-time 5 "$metadata_url" 2>/dev/null | sed -n 's/^- ip: *\([0-9.]*\).*$/\1/p' | head -n 1) || address=""
-  if [[ -n "$address" ]] && ip -o -4 addr show | grep -q " inet $address/"; then
+  # No pipes here: under pipefail, a reader that exits early (grep -q, head) fails the
+  # pipeline whenever the writer writes again and gets SIGPIPE (exit 141).
+  metadata=$(curl -fsS --max-time 5 "$metadata_url" 2>/dev/null) || metadata=""
+  address=$(sed -n 's/^- ip: *\([0-9.]*\).*$/\1/p' <<<"$metadata")
+  address=${address%%$'\n'*}
+  holders=$(ip -o -4 addr show) || holders=""
+  if [[ -n "$address" ]] && grep -qF " inet $address/" <<<"$holders"; then
     break
   fi
   if ((SECONDS >= deadline)); then
