@@ -81,7 +81,7 @@ describe("the offline toolchain", () => {
     expect(providers.length).toBeGreaterThan(0);
     const rows = toolchainPlugins(readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8"));
     expect(rows.filter((row) => providers.includes(row)).sort()).toEqual(providers);
-    // kubernetes 4.25.0: the one provider release the Go module proxy serves, for the pack's real-engine test.
+    // A row no SDK asks for must name the test that uses it.
     const testOnly = rows.filter((row) => !providers.includes(row)).map((row) => row.replace(" ", "@"));
     const engineTest = readFileSync(path.join(repoRoot, "tests", "policy-pack-real-engine.test.ts"), "utf8");
     expect(testOnly.filter((row) => !engineTest.includes(`"${row}"`))).toEqual([]);

@@ -3,8 +3,8 @@
 /**
  * `existing` mode, before anything is installed: does the cluster already run cert-manager that
  * the fleet does not own? Helm refuses to install a chart whose CRDs another release owns ("exists
- * and cannot be imported into the current release": helm.sh/helm/v3@v3.20.2, pkg/action/validate.go,
- * existingResourceConflict; cert-manager's chart renders its CRDs as templates with crds.enabled:
+ * and cannot be imported into the current release": helm.sh/helm/v3@v3.18.6, the Kubernetes
+ * provider 4.25.0's, pkg/action/validate.go, existingResourceConflict; cert-manager's chart renders its CRDs as templates with crds.enabled:
  * github.com/cert-manager/cert-manager@v1.21.2, deploy/charts/cert-manager/templates/crd-*.yaml), so
  * without this check `up` would stop half-way, after other platform resources were created.
  * The fleet's Kubernetes provider waits for this command, so nothing in the cluster changes before it passes.
