@@ -246,6 +246,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
       githubToken: config.githubToken ? pulumi.secret(config.githubToken.reveal()) : undefined,
       mirrors: config.mirrors,
       installCertManager: management.mode === "hetzner" || management.certManager === "install",
+      managementKubeconfig: cluster.kubeconfig,
     },
     { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] },
   );

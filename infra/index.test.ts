@@ -23,7 +23,8 @@ it("exports the management cluster's endpoint, servers and network, with the kub
   expect(await valueOf(program.managementApiEndpoint)).toMatch(/^https:\/\/.+:6443$/);
   expect(await pulumi.isSecret(program.managementKubeconfig)).toBe(true);
   expect(await valueOf(program.managementServers)).toHaveLength(1);
-  expect(await valueOf(program.managementNetworkId)).toEqual(expect.any(String));
+  expect(program.managementNetworkId).toBeDefined();
+  expect(await valueOf(program.managementNetworkId!)).toEqual(expect.any(String));
   expect(registrations.some((r) => r.type === "capi-fleet:management:ManagementCluster")).toBe(true);
 });
 

@@ -44,19 +44,28 @@ async function fleet(config: FleetConfig) {
     management.mode === "hetzner" ? etcdSnapshotK3sConfig(management.backups) : undefined,
   );
   if (drift) void pulumi.log.warn(`Config for stack "${config.stack}": management.backups: ${drift}`);
+  // The servers' network, PKI, k3s and backups exist only when the fleet built the cluster: an
+  // existing-mode stack leaves them out, where the engine would warn for each undefined output on
+  // every run ("Undefined value (…) will not show as a stack output"; the first real `up` showed it).
+  const builtCluster =
+    management.mode === "hetzner"
+      ? {
+          managementNetworkId: outputs.managementNetworkId,
+          managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
+          [etcdSnapshotConfigOutputName]: outputs.managementEtcdSnapshotConfig,
+          managementEtcdSnapshotStore: outputs.managementEtcdSnapshotStore,
+          [managementK3sVersionOutputName]: outputs.managementK3sVersion,
+          [managementServerTypesOutputName]: outputs.managementCluster.serverTypes,
+        }
+      : {};
   return {
     managementApiEndpoint: outputs.managementApiEndpoint,
     managementKubeconfig: outputs.managementKubeconfig,
     managementServers: outputs.managementServers,
-    managementNetworkId: outputs.managementNetworkId,
-    managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
-    [etcdSnapshotConfigOutputName]: outputs.managementEtcdSnapshotConfig,
-    managementEtcdSnapshotStore: outputs.managementEtcdSnapshotStore,
+    ...builtCluster,
     carenExtensionNames: outputs.carenExtensionNames,
     [tenantVersionsOutputName]: outputs.tenantVersions,
     [tenantImmutablesOutputName]: outputs.tenantImmutables,
-    [managementK3sVersionOutputName]: outputs.managementK3sVersion,
-    [managementServerTypesOutputName]: outputs.managementCluster.serverTypes,
     tenantKubeconfigs: outputs.tenantKubeconfigs,
     // Only a management stack with shards publishes what they read (the small case stays as it was).
     ...(fleetTenants ? { [fleetPlatformOutputName]: outputs.fleetPlatform, [fleetTenantsOutputName]: fleetTenants } : {}),

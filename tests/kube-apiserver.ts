@@ -100,17 +100,36 @@ export async function kubeApiServerBinaries(timeoutMs: number): Promise<KubeApiS
   };
 }
 
-/** kube-controller-manager from the same wrapper and version (built on first use), as `controller-manager` prints it. */
-export async function kubeControllerManagerBinary(timeoutMs: number): Promise<{ path: string; version: string }> {
+/** A binary of the toolchain (built on first use) and its version, as `tools/kube-apiserver-toolchain <piece>` prints them. */
+async function toolchainBinary(piece: string, variable: string, timeoutMs: number): Promise<{ path: string; version: string }> {
   const vars = Object.fromEntries(
-    (await runToolchain(["controller-manager"], timeoutMs, true))
+    (await runToolchain([piece], timeoutMs, true))
       .split("\n")
       .filter((line) => line.includes("="))
       .map((line) => [line.slice(0, line.indexOf("=")), line.slice(line.indexOf("=") + 1)]),
   );
-  const binary = vars.KUBE_CONTROLLER_MANAGER;
-  const version = vars.KUBE_CONTROLLER_MANAGER_VERSION;
-  if (!binary || !version) throw new Error("tools/kube-apiserver-toolchain controller-manager printed no KUBE_CONTROLLER_MANAGER or no KUBE_CONTROLLER_MANAGER_VERSION");
+  const binary = vars[variable];
+  const version = vars[`${variable}_VERSION`];
+  if (!binary || !version) throw new Error(`tools/kube-apiserver-toolchain ${piece} printed no ${variable} or no ${variable}_VERSION`);
+  return { path: binary, version };
+}
+
+/** kube-controller-manager from the same wrapper and version as the API server. */
+export function kubeControllerManagerBinary(timeoutMs: number): Promise<{ path: string; version: string }> {
+  return toolchainBinary("controller-manager", "KUBE_CONTROLLER_MANAGER", timeoutMs);
+}
+
+/** kube-scheduler from the same wrapper and version as the API server. */
+export function kubeSchedulerBinary(timeoutMs: number): Promise<{ path: string; version: string }> {
+  return toolchainBinary("scheduler", "KUBE_SCHEDULER", timeoutMs);
+}
+
+/** A Go program built with its own go.mod (`tools/kube-apiserver-toolchain install`), e.g. kwok or the cluster-api-operator. */
+export async function installedBinary(packageAtVersion: string, name: string, timeoutMs: number): Promise<{ path: string; version: string }> {
+  const output = await runToolchain(["install", packageAtVersion, name], timeoutMs, true);
+  const binary = /^BINARY=(.+)$/m.exec(output)?.[1];
+  const version = /^VERSION=(.+)$/m.exec(output)?.[1];
+  if (!binary || !version) throw new Error(`tools/kube-apiserver-toolchain install ${packageAtVersion} ${name} printed no BINARY or no VERSION`);
   return { path: binary, version };
 }
 
@@ -169,6 +188,8 @@ export async function startKubeApiServer(
   tempPrefix = "kube-apiserver",
   /** Serve with a certificate from this CA and trust client certificates from that one (as k3s with the program's PKI). */
   pki?: { serverCa: { certPem: string; keyPem: string }; clientCaCertPem: string },
+  /** More kube-apiserver flags (e.g. `--egress-selector-config-file`, tests/service-egress.ts). */
+  extraArgs: readonly string[] = [],
 ): Promise<KubeApiServer> {
   const tls = localServerCertificate(tempPrefix);
   const dir = tls.dir;
@@ -237,6 +258,7 @@ export async function startKubeApiServer(
       "--enable-priority-and-fairness=false",
       "--profiling=false",
       "--v=0",
+      ...extraArgs,
     ]);
     return { etcd, apiserver };
   };

@@ -77,6 +77,8 @@ export interface RecordingExtension {
   requests: RecordedRequest[];
   /** Replaces the answer of matching requests while set (e.g. to hold BeforeClusterDelete). */
   override: ResponseOverride | undefined;
+  /** Serves with a new certificate from now on (a re-issued Secret). */
+  reload(tls: { certPem: string; keyPem: string }): void;
   stop(): Promise<void>;
 }
 
@@ -88,9 +90,11 @@ export interface RecordingExtension {
 export async function startRecordingExtension(
   handlers: ExtensionHandler[] = carenHandlers(),
   variables: ReadonlyMap<string, unknown[]> = new Map(),
+  /** Serve with this certificate (e.g. the one cert-manager issued for the extension's Service) on this port; default: a loopback certificate, any port. */
+  serving?: { certPem: string; keyPem: string; caPem: string; port: number },
 ): Promise<RecordingExtension> {
-  const tls = localServerCertificate("recording-extension");
-  rmSync(tls.dir, { recursive: true, force: true }); // the PEMs are in memory
+  const tls = serving ?? localServerCertificate("recording-extension");
+  if (!serving) rmSync((tls as { dir: string }).dir, { recursive: true, force: true }); // the PEMs are in memory
   const byPath = new Map<string, ExtensionHandler>();
   for (const handler of handlers) byPath.set(`/${hooksApiVersion}/${handler.hook.toLowerCase()}/${handler.name}`, handler);
   const extension: RecordingExtension = {
@@ -99,6 +103,7 @@ export async function startRecordingExtension(
     handlers,
     requests: [],
     override: undefined,
+    reload: () => {},
     stop: async () => {},
   };
   const server: Server = createServer({ cert: tls.certPem, key: tls.keyPem }, (request, response) => {
@@ -149,13 +154,14 @@ export async function startRecordingExtension(
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
+    server.listen(serving?.port ?? 0, "127.0.0.1", () => {
       resolve();
     });
   });
   const address = server.address();
   if (typeof address !== "object" || !address) throw new Error("the recording extension has no address");
   extension.url = `https://127.0.0.1:${address.port}`;
+  extension.reload = (next) => { server.setSecureContext({ cert: next.certPem, key: next.keyPem }); };
   extension.stop = () =>
     new Promise<void>((resolve) => {
       server.closeAllConnections();

@@ -1,3 +1,4 @@
+import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
@@ -16,6 +17,7 @@ import { mirroredChart, providerFetchConfig, type Mirrors } from "../../infra/mo
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease } from "../helm-release";
+import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -27,6 +29,9 @@ export const operatorNamespace = platformNamespaces.clusterApiOperator;
 
 /** Name of the Secret whose keys the operator substitutes into the provider manifests. */
 export { featureGatesSecretName };
+
+/** The admission wait's program, relative to the repository root (the command's `dir`). */
+export const waitForAdmissionScript = "scripts/wait-for-admission.mjs";
 
 /** Arguments of {@link ClusterApi}. */
 export interface ClusterApiArgs {
@@ -51,6 +56,11 @@ export interface ClusterApiArgs {
    * `management.certManager: existing`, which the cluster's preflight checks).
    */
   installCertManager?: boolean;
+  /**
+   * Admin kubeconfig of the management cluster (a Pulumi secret), for the wait until the API server
+   * admits the providers (the operator's webhooks serve, with their CA injected).
+   */
+  managementKubeconfig: pulumi.Input<string>;
 }
 
 /**
@@ -68,9 +78,9 @@ export class ClusterApi extends pulumi.ComponentResource {
   /** What it declared for the policy pack (its `declared` output). */
   public readonly declared: pulumi.Output<DeclaredResource[]>;
 
-  constructor(name: string, args: ClusterApiArgs = {}, opts?: pulumi.ComponentResourceOptions) {
-    // Component args become recorded inputs: never the token.
-    const { githubToken: _token, ...recorded } = args;
+  constructor(name: string, args: ClusterApiArgs, opts?: pulumi.ComponentResourceOptions) {
+    // Component args become recorded inputs: never the token or the kubeconfig.
+    const { githubToken: _token, managementKubeconfig: _kubeconfig, ...recorded } = args;
     super("capi-fleet:platform:ClusterApi", name, recorded, opts);
     const child = { parent: this };
     const first = { parent: this, dependsOn: upstreamOf(opts) };
@@ -166,16 +176,44 @@ export class ClusterApi extends pulumi.ComponentResource {
       );
     };
 
-    const coreProvider = providerResource(core, []);
+    // The API server must admit the providers before they are created: the operator's webhooks
+    // serve only once its pod runs, and trust only once cert-manager's cainjector has put the CA in
+    // (components/cluster-api/wait-for-admission.mjs says why Helm's wait does not cover it).
+    const admission = new command.local.Command(
+      `${name}-wait-for-admission`,
+      {
+        create: `node ${waitForAdmissionScript}`,
+        dir: localCommandDir(),
+        environment: pulumi.secret(
+          pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({
+            MANAGEMENT_KUBECONFIG: managementKubeconfig,
+            ADMISSION_REQUESTS: JSON.stringify(clusterApiProviders.map((provider) => admissionRequest(provider, { githubToken: githubToken !== undefined, mirrors: args.mirrors }))),
+          })),
+        ),
+        logging: command.local.Logging.Stderr,
+      },
+      { ...child, dependsOn: [operator, ...namespaces.values(), ...configSecrets.values()] },
+    );
+
+    const coreProvider = providerResource(core, [admission]);
     const providers = { CoreProvider: coreProvider } as Record<ClusterApiProviderSpec["kind"], k8s.apiextensions.CustomResource>;
     for (const provider of others) {
-      providers[provider.kind] = providerResource(provider, [coreProvider]);
+      providers[provider.kind] = providerResource(provider, [admission, coreProvider]);
     }
     this.providers = providers;
     this.version = pulumi.output(core.version);
     this.declared = facts.all();
     this.registerOutputs({ version: this.version, ...facts.outputs() });
   }
+}
+
+/** The server-side dry run of one provider resource: its collection and the object (no secret in it). */
+export function admissionRequest(provider: ClusterApiProviderSpec, options: { githubToken: boolean; mirrors?: Mirrors }): { path: string; body: Record<string, unknown> } {
+  const [group, version] = apiVersions.clusterApiOperatorProvider.split("/");
+  return {
+    path: `/apis/${group}/${version}/namespaces/${provider.namespace}/${provider.kind.toLowerCase()}s`,
+    body: { apiVersion: apiVersions.clusterApiOperatorProvider, kind: provider.kind, metadata: { name: provider.name, namespace: provider.namespace }, spec: providerSpec(provider, options) },
+  };
 }
 
 /**

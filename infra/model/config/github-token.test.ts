@@ -52,6 +52,18 @@ describe("githubToken", () => {
     expect(githubTokenProblem(token)).toBeUndefined();
   });
 
+  it("is refused together with a providers mirror (the operator would still check it against GitHub), and accepted with a charts mirror only", () => {
+    const withMirrors = (mirrors: Record<string, string>) => {
+      const input = devWith(classicToken);
+      return { ...input, values: { ...input.values, "capi-fleet:mirrors": JSON.stringify(mirrors) } };
+    };
+    expect(problems(parse(withMirrors({ providers: "registry.example.com/capi-providers" })))).toContainEqual({
+      path: "githubToken",
+      message: expect.stringContaining("is set together with mirrors.providers"),
+    });
+    expect(problems(parse(withMirrors({ charts: "https://charts.example.com" })))).toEqual([]);
+  });
+
   it("refuses plain text, naming the key and how to set it", () => {
     expect(problems(parse(devWith(classicToken, { plain: true })))).toContainEqual({
       path: "githubToken",

@@ -88,6 +88,7 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   const management = readManagement(settings.management, secrets, settings.tenants.length > 0);
   const tenants = readTenantSecrets(settings.tenants, secrets);
   const githubToken = secrets.optional(configKeys.githubToken, "githubToken", githubTokenProblem);
+  if (githubToken && settings.mirrors?.providers) problems.push(githubTokenWithProvidersMirror);
   secrets.checkStoredAsSecrets();
   if (problems.length > 0) {
     throw new FleetConfigError(input.stack, problems);
@@ -109,6 +110,19 @@ export function parseFleetConfig(input: StackConfigInput): FleetConfig {
     warnings: [...hcloudNameWarnings(settings), ...(count.level === "warning" ? [{ path: "tenants", message: count.message }] : [])],
   };
 }
+
+/**
+ * A GitHub token only fetches providers from GitHub, but the cluster-api-operator checks any token in
+ * a provider's config Secret against GitHub's API before it installs from anywhere, the mirror
+ * included, and refuses the provider when that call fails ("Invalid github token";
+ * sigs.k8s.io/cluster-api-operator@v0.28.0: internal/controller/preflight_checks.go). Behind a mirror,
+ * where GitHub is often out of reach, that stops every install; the real `up` test found it.
+ */
+const githubTokenWithProvidersMirror: ConfigProblem = {
+  path: "githubToken",
+  message:
+    "is set together with mirrors.providers; the operator fetches the providers from the mirror, yet still checks the token against GitHub's API before each install and refuses the provider when GitHub cannot be reached. Remove githubToken (pulumi config rm capi-fleet:githubToken), or unset mirrors.providers",
+};
 
 /**
  * The tenants with their secrets (hcloud token, registry credentials) and namespace; a tenant
