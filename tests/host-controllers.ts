@@ -3,7 +3,7 @@ import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writ
 import { createServer, type Server } from "node:https";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { freePort, type KubeApiServer } from "./kube-apiserver";
+import { freePort, halt, type KubeApiServer } from "./kube-apiserver";
 import type { ServiceEgress } from "./service-egress";
 
 /**
@@ -139,17 +139,7 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
       await loop;
       for (const standIn of standIns) standIn.close();
       for (const served of inProcess) await served.stop();
-      await Promise.all(
-        children.map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
-              child.once("exit", () => { resolve(); });
-              child.kill("SIGTERM");
-              setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-            }),
-        ),
-      );
+      await halt(children);
       rmSync(dir, { recursive: true, force: true });
     },
   };

@@ -133,6 +133,24 @@ export async function installedBinary(packageAtVersion: string, name: string, ti
   return { path: binary, version };
 }
 
+/** Stops processes in turn: SIGTERM, then SIGKILL after 5 s; resolves when each has exited. */
+export async function halt(children: readonly ChildProcess[]): Promise<void> {
+  const exited = (child: ChildProcess) =>
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => {
+          child.once("exit", () => {
+            resolve();
+          });
+        });
+  for (const child of children) {
+    child.kill("SIGTERM");
+    const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+    await exited(child);
+    clearTimeout(killer);
+  }
+}
+
 /** A loopback port for a test server: see tests/ports.ts (per-worker blocks outside the ephemeral range). */
 export function freePort(): Promise<number> {
   return takePort();
@@ -288,23 +306,6 @@ export async function startKubeApiServer(
     return { status: response.status, json, warnings };
   };
 
-  /** SIGTERM, then SIGKILL after 5 s; resolves when each has exited. */
-  const halt = async (children: ChildProcess[]): Promise<void> => {
-    const exited = (child: ChildProcess) =>
-      child.exitCode !== null || child.signalCode !== null
-        ? Promise.resolve()
-        : new Promise<void>((resolve) => {
-            child.once("exit", () => {
-              resolve();
-            });
-          });
-    for (const child of children) {
-      child.kill("SIGTERM");
-      const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
-      await exited(child);
-      clearTimeout(killer);
-    }
-  };
   let stopped = false;
   const stop = async (): Promise<void> => {
     if (stopped) return;

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { adminKubeconfig, installedBinary, kubeControllerManagerBinary, kubeSchedulerBinary, type KubeApiServer } from "./kube-apiserver";
+import { adminKubeconfig, halt, installedBinary, kubeControllerManagerBinary, kubeSchedulerBinary, type KubeApiServer } from "./kube-apiserver";
 import { upstreamDir } from "./upstream";
 
 /**
@@ -76,17 +76,7 @@ export async function startSimulatedCluster(server: KubeApiServer, buildTimeoutM
     node,
     logs,
     stop: async () => {
-      await Promise.all(
-        children.map(
-          (child) =>
-            new Promise<void>((resolve) => {
-              if (child.exitCode !== null || child.signalCode !== null) { resolve(); return; }
-              child.once("exit", () => { resolve(); });
-              child.kill("SIGTERM");
-              setTimeout(() => child.kill("SIGKILL"), 5000).unref();
-            }),
-        ),
-      );
+      await halt(children);
       rmSync(dir, { recursive: true, force: true });
     },
   };
