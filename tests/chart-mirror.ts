@@ -7,7 +7,7 @@ import path from "node:path";
 import { parse, stringify } from "yaml";
 import { catalog, type HelmChartPin } from "../infra/model/versions/catalog";
 import { carenChartDir } from "./caren-variables";
-import { upstreamDir } from "./upstream";
+import { dirOrThrow, upstreamDir, type Upstream } from "./upstream";
 
 /**
  * A classic Helm chart repository on loopback, `mirrors.charts` for a real `up`: an index.yaml and
@@ -41,10 +41,7 @@ interface ChartSource {
   chartVersion: string;
 }
 
-function need(what: string, answer: { dir: string } | { unavailable: string }): string {
-  if ("unavailable" in answer) throw new Error(`the chart mirror cannot build ${what}: ${answer.unavailable}`);
-  return answer.dir;
-}
+const need = (what: string, answer: Upstream) => dirOrThrow(`the chart mirror cannot build ${what}`, answer);
 
 /** The chart sources of the platform's management releases. */
 export function managementChartSources(kubectl: string): ChartSource[] {

@@ -4,6 +4,7 @@ import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { offlineEngineScratch } from "./legacy-policy-pack";
+import { sdkPluginVersion, writeCommandPluginStandIn } from "./plugins";
 import { repoRoot } from "./stack-files";
 import { skipIfDeclared } from "./unverified";
 import { downloadModule } from "./upstream";
@@ -21,7 +22,7 @@ import { downloadModule } from "./upstream";
 const execFileAsync = promisify(execFile);
 const realPluginEnv = "CAPI_FLEET_COMMAND_PLUGIN";
 const commandModule = "github.com/pulumi/pulumi-command/provider";
-const commandVersion = (JSON.parse(readFileSync(path.join(repoRoot, "node_modules", "@pulumi", "command", "package.json"), "utf8")) as { pulumi: { version: string } }).pulumi.version;
+const commandVersion = sdkPluginVersion("command");
 const toolchain = path.join(repoRoot, "tools", "toolchain");
 /** The commit tools/toolchain builds the plugin from (its pins block). */
 const commandPin = new RegExp(`^command\\s+${commandVersion.replaceAll(".", "\\.")}\\s+${commandModule}\\s+(\\S+)$`, "m").exec(readFileSync(toolchain, "utf8"))?.[1];
@@ -58,10 +59,7 @@ interface Run {
 }
 
 function plugin(kind: "stand-in" | "real", bin: string): string {
-  if (kind === "real") return process.env[realPluginEnv]!;
-  const wrapper = path.join(bin, "pulumi-resource-command");
-  writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${path.join(repoRoot, "tests", "fakes", "command-plugin.mjs")}" "$@"\n`, { mode: 0o755 });
-  return wrapper;
+  return kind === "real" ? process.env[realPluginEnv]! : writeCommandPluginStandIn(bin);
 }
 
 async function workspace(kind: "stand-in" | "real") {

@@ -6,7 +6,7 @@ import path from "node:path";
 import { operatorProviderType, providerArtifact } from "../infra/model/platform/mirrors";
 import { clusterApiProviders, type ClusterApiProviderSpec } from "../infra/model/platform/cluster-api-providers";
 import { catalog } from "../infra/model/versions/catalog";
-import { upstreamDir } from "./upstream";
+import { dirOrThrow, upstreamDir, type Upstream } from "./upstream";
 
 /**
  * The providers mirror for a real `up` (`mirrors.providers`): one OCI artifact per provider the
@@ -39,10 +39,7 @@ const digestOf = (bytes: Buffer) => `sha256:${createHash("sha256").update(bytes)
 
 /** Where a provider's release sources are, and which kustomization makes its components. */
 function sourceOf(provider: ClusterApiProviderSpec): { root: string; kustomization: string } {
-  const need = (answer: { dir: string } | { unavailable: string }) => {
-    if ("unavailable" in answer) throw new Error(`the providers mirror cannot build ${provider.kind} ${provider.name}: ${answer.unavailable}`);
-    return answer.dir;
-  };
+  const need = (answer: Upstream) => dirOrThrow(`the providers mirror cannot build ${provider.kind} ${provider.name}`, answer);
   switch (provider.kind) {
     case "CoreProvider":
     case "BootstrapProvider":

@@ -14,6 +14,7 @@ import { runHostControllers, type HostControllers } from "./host-controllers";
 import { adminKubeconfig, installedBinary, kubeApiServerBinaries, runToolchain, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import { startSimulatedCluster, type SimulatedCluster } from "./kwok-cluster";
 import { offlineEngineScratch } from "./legacy-policy-pack";
+import { sdkPluginVersion, writeCommandPluginStandIn } from "./plugins";
 import { startProviderMirror, type ProviderMirror } from "./provider-mirror";
 import { carenHandlers, startRecordingExtension } from "./recording-extension";
 import { clusterIpLookup, startServiceEgress, type ServiceEgress } from "./service-egress";
@@ -45,9 +46,8 @@ import { repoRoot } from "./stack-files";
 const execFileAsync = promisify(execFile);
 const toolchain = path.join(repoRoot, "tools", "toolchain");
 const scratchRoot = path.join(repoRoot, "node_modules", ".cache", "real-up");
-const sdkVersion = (name: string) => (JSON.parse(readFileSync(path.join(repoRoot, "node_modules", "@pulumi", name, "package.json"), "utf8")) as { pulumi: { version: string } }).pulumi.version;
-const kubernetesVersion = sdkVersion("kubernetes");
-const commandVersion = sdkVersion("command");
+const kubernetesVersion = sdkPluginVersion("kubernetes");
+const commandVersion = sdkPluginVersion("command");
 const buildTimeoutMs = 50 * 60_000;
 const stack = "realup";
 /** Flux and what depends on it (the destroy guard), left out of this run for now (see above). */
@@ -126,8 +126,7 @@ beforeAll(async () => {
   const kubernetesPlugin = (await execFileAsync(toolchain, ["plugin-path", `kubernetes@${kubernetesVersion}`], { cwd: repoRoot })).stdout.trim();
   ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "real-up"));
   // Outside PATH (bin/ is on it): the engine takes the plugin from $PULUMI_HOME only.
-  const commandPlugin = path.join(scratch, "pulumi-resource-command");
-  writeFileSync(commandPlugin, `#!/bin/sh\nexec "${process.execPath}" "${path.join(repoRoot, "tests", "fakes", "command-plugin.mjs")}" "$@"\n`, { mode: 0o755 });
+  const commandPlugin = writeCommandPluginStandIn(scratch);
   for (const [name, version, file] of [
     ["kubernetes", kubernetesVersion, kubernetesPlugin],
     ["command", commandVersion, process.env.CAPI_FLEET_COMMAND_PLUGIN ?? commandPlugin],

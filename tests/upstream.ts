@@ -120,3 +120,9 @@ export function upstreamDir(files: UpstreamFiles, env: NodeJS.ProcessEnv = proce
 export function goModule(module: string, version: string, env: NodeJS.ProcessEnv = process.env): Upstream {
   return upstreamDir({ module, version, path: "" }, env);
 }
+
+/** The directory of an answer, or an error naming what needed it and why it is unavailable. */
+export function dirOrThrow(what: string, answer: Upstream): string {
+  if ("unavailable" in answer) throw new Error(`${what}: ${answer.unavailable}`);
+  return answer.dir;
+}
