@@ -6,6 +6,7 @@ import { DeployedState } from "../components/deployed-state";
 import { DestroyGuard } from "../components/destroy-guard";
 import { Flux } from "../components/flux";
 import { HcloudCloudControllerManager } from "../components/hcloud-ccm";
+import type { ReleaseRecovery } from "../components/helm-release";
 import { HetznerClusterClass } from "../components/hetzner-cluster-class";
 import { K3sUpgrades } from "../components/k3s-upgrades";
 import { ManagementCluster } from "../components/management-cluster";
@@ -76,6 +77,8 @@ export function createFleet(
   deployedK3sVersion?: string,
   /** A management stack with shards: the shards' tenant versions, for the pack's fleet-wide rules. */
   peerTenantVersions?: Record<string, string>,
+  /** The engine runs resource hooks (resourceHooksAvailable): the Helm releases get the hooks that clear an interrupted `up`. */
+  resourceHooks = false,
 ): FleetOutputs {
   const management = config.management;
   const hcloudProvider =
@@ -98,7 +101,8 @@ export function createFleet(
         ? { kubeconfig: pulumi.secret(management.kubeconfig.reveal()), apiServerUrl: management.apiServerUrl }
         : undefined,
   });
-  const platform = createPlatform(config, cluster);
+  const releaseRecovery = resourceHooks ? { kubeconfig: cluster.kubeconfig } : undefined;
+  const platform = createPlatform(config, cluster, releaseRecovery);
   // After the platform: SUC's pods need the CCM to initialise the nodes, and on a new cluster its
   // first pass (every server already at the version: cordon, drain, nothing to replace) must not
   // drain the servers under the platform's Helm releases while they install.
@@ -127,6 +131,7 @@ export function createFleet(
     deletionProtection: management.deletionProtection,
     adminCidrs,
     mirrors: config.mirrors,
+    releaseRecovery,
   });
   // Runs first on `pulumi destroy`: it depends on everything in the cluster.
   new DestroyGuard(
@@ -182,6 +187,8 @@ export interface TenantContext {
   adminCidrs: readonly string[];
   /** Where the tenants' add-on charts come from (`mirrors`; in a shard stack, the management stack's). */
   mirrors: Mirrors;
+  /** How the tenants' Helm releases are cleared after an interrupted `up` (absent: no resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /** One tenant cluster, after the class and CAREN (and Flux, for its apps). */
@@ -216,6 +223,7 @@ export function createTenant(tenant: Tenant, context: TenantContext): TenantClus
       adminCidrs: context.adminCidrs,
       ...(context.fluxInstance ? { fluxInstance: context.fluxInstance } : {}),
       ...(Object.keys(context.mirrors).length > 0 ? { mirrors: context.mirrors } : {}),
+      ...(context.releaseRecovery ? { releaseRecovery: context.releaseRecovery } : {}),
     },
     // Protected tenants (inherited by every child): removing or renaming one fails at its
     // first delete, before the load-balancer drain or anything else of it runs.
@@ -224,7 +232,7 @@ export function createTenant(tenant: Tenant, context: TenantContext): TenantClus
 }
 
 /** The management platform, each step waiting for the one before it. */
-function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platform {
+function createPlatform(config: FleetConfig, cluster: ManagementCluster, releaseRecovery: ReleaseRecovery | undefined): Platform {
   const onCluster = { providers: [cluster.provider] };
   const management = config.management;
   const cloudControllerManager =
@@ -236,6 +244,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
             networkId: cluster.networkId.apply((id) => id ?? ""),
             networkZone: networkZoneOf[management.location],
             mirrors: config.mirrors,
+            releaseRecovery,
           },
           { ...onCluster, dependsOn: [cluster] },
         )
@@ -247,10 +256,11 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
       mirrors: config.mirrors,
       installCertManager: management.mode === "hetzner" || management.certManager === "install",
       managementKubeconfig: cluster.kubeconfig,
+      releaseRecovery,
     },
     { ...onCluster, dependsOn: [cluster, ...(cloudControllerManager ? [cloudControllerManager] : [])] },
   );
-  const caren = new Caren("caren", { mirrors: config.mirrors }, { ...onCluster, dependsOn: [clusterApi] });
+  const caren = new Caren("caren", { mirrors: config.mirrors, releaseRecovery }, { ...onCluster, dependsOn: [clusterApi] });
   const flux = new Flux(
     "flux",
     {
@@ -259,6 +269,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster): Platfo
       carenExtensionConfigApiVersion: apiVersions.extensionConfig,
       deletionProtection: management.deletionProtection,
       mirrors: config.mirrors,
+      releaseRecovery,
     },
     { ...onCluster, dependsOn: [caren] },
   );

@@ -11,6 +11,7 @@ import {
   tenantImmutablesOutputName,
   tenantVersionsOutputName,
 } from "./deployed-state";
+import { resourceHooksAvailable } from "../components/helm-release";
 import { createFleet } from "./fleet";
 import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/management/etcd-snapshots";
 import { fleetPlatformOutputName, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/config/shards";
@@ -36,7 +37,7 @@ async function fleet(config: FleetConfig) {
     if (problems.length > 0) throw new pulumi.RunError(new FleetConfigError(config.stack, problems).message);
   }
   const peers = fleetTenants ? peerTenantVersions(self, new Map(Object.entries(fleetTenants))) : undefined;
-  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion, peers);
+  const outputs = createFleet(config, `${pulumi.getProject()}-${config.stack}`, upgrades, deployed.managementK3sVersion, peers, await resourceHooksAvailable());
   const management = config.management;
   const drift = etcdSnapshotDropinDrift(
     deployed.etcdSnapshotConfig,
@@ -77,5 +78,5 @@ async function shard(config: ShardConfig) {
   const upgrades = planTenantUpgradesOrStop(config, deployed.versions, deployed.immutables);
   const self = qualified(config.stack);
   const management = await readManagementStack(config.stack, qualified(config.managementStack));
-  return createShard(config, self, management, upgrades).outputs;
+  return createShard(config, self, management, upgrades, await resourceHooksAvailable()).outputs;
 }

@@ -123,6 +123,15 @@ describe.each([
     }
   });
 
+  it("binds to every Helm release, tenants' too, the hooks that clear an interrupted run before a create or update", () => {
+    const releasesOfStack = byType(registrations, releaseType);
+    expect(releasesOfStack.length).toBeGreaterThan(releases.length - 1);
+    for (const registration of releasesOfStack) {
+      expect(registration.hooks.beforeCreate, registration.name).toHaveLength(1);
+      expect(registration.hooks.beforeUpdate, registration.name).toHaveLength(1);
+    }
+  });
+
   it("installs only into namespaces that config validation refuses for tenants", () => {
     const reserved = reservedNamespaces();
     const platform = registrations.filter((r) => r.type.startsWith("kubernetes:") && !/capi-fleet:tenants:(TenantCluster|ClusterAutoscaler)\b/.test(r.urn));

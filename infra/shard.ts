@@ -74,7 +74,14 @@ export interface ShardOutputs {
  * management stack), the ManagementReference its tenants wait for, the tenants as in a whole
  * fleet, and the DeployedState the pack reads. `self` is this stack's qualified name.
  */
-export function createShard(config: ShardConfig, self: string, management: ManagementStack, upgrades: readonly TenantUpgrade[]): ShardOutputs {
+export function createShard(
+  config: ShardConfig,
+  self: string,
+  management: ManagementStack,
+  upgrades: readonly TenantUpgrade[],
+  /** The engine runs resource hooks (resourceHooksAvailable): the tenants' Helm releases get the hooks that clear an interrupted `up`. */
+  resourceHooks = false,
+): ShardOutputs {
   const problems = shardProblems(config, self, management);
   if (problems.length > 0) throw new pulumi.RunError(new FleetConfigError(config.stack, problems).message);
   const platform = management.platform;
@@ -97,6 +104,7 @@ export function createShard(config: ShardConfig, self: string, management: Manag
     deletionProtection: platform.deletionProtection,
     adminCidrs: platform.adminCidrs,
     mirrors: platform.mirrors,
+    ...(resourceHooks ? { releaseRecovery: { kubeconfig: management.kubeconfig } } : {}),
   });
   new DeployedState("deployed-tenant-versions", { upgrades });
   const kubeconfigs = Object.fromEntries([...tenants].map(([name, tenant]) => [name, tenant.kubeconfig]));

@@ -1,5 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { expect } from "vitest";
+import { resourceHooksAvailable } from "../components/helm-release";
 import { loadFleetConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet, type FleetOutputs } from "../infra/fleet";
@@ -33,8 +34,8 @@ export async function runStack(
   pulumi.runtime.setAllConfig(values, secretKeys);
   const config = loadFleetConfig();
   const run = async () => {
-    // As on a new stack: nothing deployed yet.
-    const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()));
+    // As on a new stack: nothing deployed yet; resource hooks as infra/index.ts asks the engine for them.
+    const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map()), undefined, undefined, await resourceHooksAvailable());
     await Promise.race([Promise.all([valueOf(outputs.managementKubeconfig), valueOf(outputs.managementServers)]), mockFailure()]);
     return outputs;
   };

@@ -13,3 +13,15 @@ export function writeCommandPluginStandIn(dir: string): string {
   writeFileSync(wrapper, `#!/bin/sh\nexec "${process.execPath}" "${path.join(repoRoot, "tests", "fakes", "command-plugin.mjs")}" "$@"\n`, { mode: 0o755 });
   return wrapper;
 }
+
+/** The Go module and pin tools/toolchain builds a provider plugin from (its PLUGINS block). */
+export function pluginModule(name: string): { module: string; pin: string } {
+  const script = readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8");
+  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
+  const row = block
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/))
+    .find((fields) => fields[0] === name);
+  if (!row || row.length < 4) throw new Error(`tools/toolchain has no PLUGINS row for ${name}`);
+  return { module: row[2]!, pin: row[3]! };
+}

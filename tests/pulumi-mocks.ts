@@ -35,6 +35,8 @@ export interface Registration {
   outputs?: Record<string, unknown>;
   /** For a read (`<Resource>.get(name, id)`, a StackReference): the id read; never deleted by Pulumi. */
   readId?: string;
+  /** Names of the resource hooks bound to it, by when they run (resource.proto ResourceHooksBinding). */
+  hooks: { beforeCreate: string[]; beforeUpdate: string[] };
 }
 
 /** What the engine receives besides the inputs (resource.proto RegisterResourceRequest). */
@@ -47,6 +49,7 @@ interface RegisterRequest {
   getCustomtimeouts(): { getDelete(): string } | undefined;
   getProtect(): boolean | undefined;
   getPropertydependenciesMap(): { forEach(callback: (value: { getUrnsList(): string[] }, key: string) => void): void };
+  getHooks(): { getBeforeCreateList(): string[]; getBeforeUpdateList(): string[] } | undefined;
 }
 
 /** What the engine receives for a read (resource.proto ReadResourceRequest). */
@@ -63,6 +66,7 @@ interface MockMonitorInternals {
   registerResource(request: RegisterRequest, callback: unknown): Promise<void>;
   readResource(request: ReadRequest, callback: unknown): Promise<void>;
   registerResourceOutputs(request: { getUrn(): string; getOutputs(): { toJavaScript(): Record<string, unknown> } | undefined }, callback: unknown): void;
+  registerResourceHook?: (request: unknown, callback: (error: Error | null, response: unknown) => void) => void;
 }
 
 /** The wire marker Pulumi puts on secret values (sdk/nodejs/runtime/rpc.ts). */
@@ -141,7 +145,7 @@ export async function installRecordingMocks(
   // its working directory (a local command's `dir`) is what a real `up` registers.
   process.chdir(enginePwd());
   failure = newFailure();
-  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout" | "protect">>();
+  const graph = new Map<string, Pick<Registration, "urn" | "parent" | "dependencies" | "provider" | "deleteTimeout" | "protect" | "hooks">>();
   let counter = 0;
   await pulumi.runtime.setMocks(
     {
@@ -150,7 +154,7 @@ export async function installRecordingMocks(
         const rawInputs = args.inputs as Record<string, unknown>;
         const inputs = unwrapSecrets(rawInputs) as Record<string, unknown>;
         const secretInputs = Object.keys(rawInputs).filter((key) => isSecretWrapper(rawInputs[key]));
-        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "", protect: false };
+        const edges = graph.get(`${args.type}::${args.name}`) ?? { urn: "", parent: "", dependencies: [], provider: "", deleteTimeout: "", protect: false, hooks: noHooks() };
         // A read carries its id; a registration only an import id ("" here).
         const readId = args.id ? args.id : undefined;
         const registration: Registration = { type: args.type, name: args.name, inputs, secretInputs, custom: args.custom ?? true, ...edges, ...(readId ? { readId } : {}) };
@@ -198,6 +202,7 @@ export async function installRecordingMocks(
       provider: request.getProvider(),
       deleteTimeout: request.getCustomtimeouts()?.getDelete() ?? "",
       protect: request.getProtect() ?? false,
+      hooks: { beforeCreate: request.getHooks()?.getBeforeCreateList() ?? [], beforeUpdate: request.getHooks()?.getBeforeUpdateList() ?? [] },
     });
     return registerResource(request, callback);
   };
@@ -210,8 +215,14 @@ export async function installRecordingMocks(
       provider: request.getProvider(),
       deleteTimeout: "",
       protect: false,
+      hooks: noHooks(),
     });
     return readResource(request, callback);
+  };
+  // SDK 3.248's mock monitor lacks the hook registration its mocks claim to support; the engine
+  // only records a hook's name and calls it back at the step, which no mocked run reaches.
+  monitor.registerResourceHook = (_request, callback) => {
+    callback(null, {});
   };
   // Components' registerOutputs: what the engine hands stack rules for them.
   const registerResourceOutputs = monitor.registerResourceOutputs.bind(monitor);
@@ -221,6 +232,10 @@ export async function installRecordingMocks(
     registerResourceOutputs(request, callback);
   };
   return registrations;
+}
+
+function noHooks(): Registration["hooks"] {
+  return { beforeCreate: [], beforeUpdate: [] };
 }
 
 /**

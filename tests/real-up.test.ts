@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFile, spawn } from "node:child_process";
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,6 +19,8 @@ import { startProviderMirror, type ProviderMirror } from "./provider-mirror";
 import { carenHandlers, startRecordingExtension } from "./recording-extension";
 import { clusterIpLookup, startServiceEgress, type ServiceEgress } from "./service-egress";
 import { repoRoot } from "./stack-files";
+import { skipIfDeclared } from "./unverified";
+import { downloadModule } from "./upstream";
 
 /**
  * `pulumi up` of the platform by the real engine: the toolchain's Pulumi CLI 3.248.0 and the real
@@ -50,6 +52,10 @@ const kubernetesVersion = sdkPluginVersion("kubernetes");
 const commandVersion = sdkPluginVersion("command");
 const buildTimeoutMs = 50 * 60_000;
 const stack = "realup";
+/** A Node.js language host built by hand from the CLI's release tag (the proxy refuses its module). */
+const pinnedHostEnv = "CAPI_FLEET_NODEJS_LANGUAGE_HOST";
+/** What the program warns when the engine cannot run resource hooks (components/helm-release). */
+const noHooksWarning = "cannot run resource hooks";
 /** Flux and what depends on it (the destroy guard), left out of this run for now (see above). */
 const withoutFlux = ["--exclude", `urn:pulumi:${stack}::capi-fleet::capi-fleet:platform:Flux**`, "--exclude-dependents"];
 
@@ -62,12 +68,19 @@ let cluster: SimulatedCluster | undefined;
 let egress: ServiceEgress | undefined;
 let certManager: CertManagerStandIn | undefined;
 let controllers: HostControllers | undefined;
+/** The toolchain's pins (its language host module and pin among them). */
+let pins = "";
+/** Whether the first `up` said the engine cannot run resource hooks. */
+let hooksUnavailable = false;
 const timings: Record<string, number> = {};
 const stackFile = () => path.join(scratch, `Pulumi.${stack}.yaml`);
 
 interface Run {
   code: number;
+  /** stdout and stderr. */
   output: string;
+  /** stdout alone (`--json` output). */
+  stdout?: string;
 }
 
 async function pulumi(...args: string[]): Promise<Run> {
@@ -75,14 +88,46 @@ async function pulumi(...args: string[]): Promise<Run> {
     // `stack …` commands take no --config-file.
     const configFile = args[0] === "stack" ? [] : ["--config-file", stackFile()];
     const { stdout, stderr } = await execFileAsync("pulumi", [...args, "--stack", stack, ...configFile], { cwd: repoRoot, env, timeout: 1_200_000, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, output: stdout + stderr };
+    return { code: 0, output: stdout + stderr, stdout };
   } catch (error) {
     const { code, stdout = "", stderr = "" } = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof code === "number" ? code : 1, output: stdout + stderr };
+    return { code: typeof code === "number" ? code : 1, output: stdout + stderr, stdout };
   }
 }
 
-async function timed(step: string, run: () => Promise<Run>): Promise<Run> {
+/**
+ * `pulumi up`, stopped as a user stops it (Ctrl-C twice, the CLI's "terminate immediately") once
+ * Helm has recorded the install of `release` as pending; returns the states of Helm's records of
+ * it afterwards.
+ */
+async function interruptedUp(release: string): Promise<Run & { left: string[] }> {
+  const records = async () => (((await get(`/api/v1/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.status ?? "");
+  const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux, "--stack", stack, "--config-file", stackFile()], { cwd: repoRoot, env });
+  let output = "";
+  child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<number>((resolve) => {
+    child.on("close", (code) => {
+      resolve(code ?? 1);
+    });
+  });
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const deadline = Date.now() + 300_000;
+  while (running() && Date.now() < deadline && !(await records()).includes("pending-install")) await new Promise((resolve) => setTimeout(resolve, 100));
+  if (!running()) throw new Error(`the up ended before Helm recorded ${release} as pending:\n${output}`);
+  if (Date.now() >= deadline) {
+    child.kill("SIGKILL");
+    throw new Error(`Helm recorded no pending install of ${release} within 300 s:\n${output}`);
+  }
+  child.kill("SIGINT");
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  child.kill("SIGINT");
+  const code = await exited;
+  expect(code, output).not.toBe(0);
+  return { code, output, left: await records() };
+}
+
+async function timed<T extends Run>(step: string, run: () => Promise<T>): Promise<T> {
   const started = Date.now();
   const result = await run();
   timings[step] = Date.now() - started;
@@ -95,7 +140,7 @@ const diagnostics = () => [cluster?.logs(), controllers?.logs(), `egress: ${JSON
 async function plannedSteps(): Promise<string[]> {
   const preview = await pulumi("preview", "--json", "--non-interactive", ...withoutFlux);
   expect(preview.code, preview.output).toBe(0);
-  const json = JSON.parse(preview.output.slice(preview.output.indexOf("{"))) as { steps?: { op: string; urn: string }[] };
+  const json = JSON.parse(preview.stdout ?? "") as { steps?: { op: string; urn: string }[] };
   return (json.steps ?? []).filter((step) => step.op !== "same" && step.op !== "read").map((step) => `${step.op} ${step.urn.split("::").slice(2).join("::")}`);
 }
 
@@ -122,9 +167,16 @@ function documentedLeftovers() {
 
 beforeAll(async () => {
   await execFileAsync(toolchain, ["build", "cli", `kubernetes@${kubernetesVersion}`], { cwd: repoRoot, timeout: buildTimeoutMs, maxBuffer: 16 * 1024 * 1024 });
-  const cache = /^cache: (.+)$/m.exec((await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout)?.[1] ?? "";
+  pins = (await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout;
+  const cache = /^cache: (.+)$/m.exec(pins)?.[1] ?? "";
   const kubernetesPlugin = (await execFileAsync(toolchain, ["plugin-path", `kubernetes@${kubernetesVersion}`], { cwd: repoRoot })).stdout.trim();
   ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "real-up"));
+  const pinnedHost = process.env[pinnedHostEnv];
+  if (pinnedHost) {
+    if (!existsSync(pinnedHost)) throw new Error(`${pinnedHostEnv}=${pinnedHost}: no such file`);
+    // The engine prefers a language host on PATH to the one beside the CLI (and says so).
+    symlinkSync(pinnedHost, path.join(scratch, "bin", "pulumi-language-nodejs"));
+  }
   // Outside PATH (bin/ is on it): the engine takes the plugin from $PULUMI_HOME only.
   const commandPlugin = writeCommandPluginStandIn(scratch);
   for (const [name, version, file] of [
@@ -240,6 +292,9 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     // No output of an existing-mode stack is undefined (the engine warns for each on every run).
     expect(up.output).not.toContain("will not show as a stack output");
+    // The toolchain's fallback language host relays no resource hooks; the program says so (see (d)).
+    hooksUnavailable = up.output.includes(noHooksWarning);
+    if (process.env[pinnedHostEnv]) expect(hooksUnavailable, `with ${pinnedHostEnv}`).toBe(false);
     // The releases Helm recorded as deployed (its storage Secrets' labels).
     const releases = (((await get("/api/v1/secrets?labelSelector=owner%3Dhelm,status%3Ddeployed"))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.name).sort();
     expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart].sort());
@@ -271,7 +326,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     expect(set.code, set.output).toBe(0);
     const preview = await pulumi("preview", "--json", "--non-interactive", ...withoutFlux);
     expect(preview.code, preview.output).toBe(0);
-    const steps = ((JSON.parse(preview.output.slice(preview.output.indexOf("{"))) as { steps?: { op: string; urn: string; newState?: { inputs?: unknown } }[] }).steps ?? []).filter(
+    const steps = ((JSON.parse(preview.stdout ?? "") as { steps?: { op: string; urn: string; newState?: { inputs?: unknown } }[] }).steps ?? []).filter(
       (step) => step.op !== "same" && step.op !== "read",
     );
     // Every Helm release updates in place, and nothing changes that does not name the mirror.
@@ -295,6 +350,31 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     };
     console.log(`destroy leftovers: ${JSON.stringify(leftovers)}`);
     expect(leftovers).toEqual(documentedLeftovers());
+  }, 1_200_000);
+
+  it("(d) an up interrupted during a Helm install (SIGINT twice) is followed by an up that converges, with no hand clean-up", async (context) => {
+    if (hooksUnavailable) {
+      const hostModule = /^HOST_MOD=(.+)$/m.exec(pins)?.[1] ?? "";
+      const hostPin = /^HOST_PIN=(.+)$/m.exec(pins)?.[1] ?? "";
+      const answer = downloadModule(hostModule, hostPin);
+      const why = "the toolchain's fallback language host (sdk/v3@v3.68.0: nodejs/cmd/pulumi-language-nodejs/proxy.go) relays the engine's resource monitor without RegisterResourceHook, so the program runs without the hooks that do the recovery";
+      if ("refused" in answer) return skipIfDeclared(context, `${answer.refused}; ${why}; ${pinnedHostEnv} (a host built from the CLI's release tag) runs it`);
+      throw new Error(`${hostModule}@${hostPin} is served by the Go module proxy, yet the program ran without resource hooks`);
+    }
+    const interrupted = await timed("interrupted up", () => interruptedUp(catalog.certManager.chart.chart));
+    // What the cut-off install left: Helm's record of it, pending, or failed when the cancel reached Helm first.
+    console.log(`(d) Helm's records of the release after the interrupt: ${interrupted.left.join(", ")}`);
+    expect(interrupted.left, interrupted.output).toHaveLength(1);
+    expect(["pending-install", "failed"]).toContain(interrupted.left[0]);
+    const up = await timed("up after the interrupted one", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
+    expect(up.output).toContain(`/${catalog.certManager.chart.chart}: removed Helm's record of an install that never completed`);
+    const releases = (((await get("/api/v1/secrets?labelSelector=owner%3Dhelm,status%3Ddeployed"))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.name).sort();
+    expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart].sort());
+    expect(await plannedSteps()).toEqual([]);
+    // Back to what (e) left, for (f).
+    const destroy = await pulumi("destroy", "--yes", "--skip-preview", "--non-interactive");
+    expect(destroy.code, destroy.output).toBe(0);
   }, 1_200_000);
 
   it("(f) on a cluster whose cert-manager someone else installed, up stops before changing anything, and with management.certManager: existing it uses that one", async () => {

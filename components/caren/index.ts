@@ -8,7 +8,7 @@ import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
-import { pinnedRelease } from "../helm-release";
+import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -65,6 +65,8 @@ export interface CarenArgs {
   discoveryTimeoutSeconds?: number;
   /** Where CAREN's chart and the fleet's Cilium chart come from instead of their public repositories (`mirrors`). */
   mirrors?: Mirrors;
+  /** How its Helm release is cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -86,13 +88,15 @@ export class Caren extends pulumi.ComponentResource {
   public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: CarenArgs = {}, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:platform:Caren", name, args, opts);
+    // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
+    const { releaseRecovery: _recovery, ...recorded } = args;
+    super("capi-fleet:platform:Caren", name, recorded, opts);
     const pin = mirroredChart(catalog.caren.chart, args.mirrors);
     this.extensionNames = carenExtensionNames(pin.version, pin.chart);
 
     const facts = new DeclaredFacts();
     const release = facts.add(
-      pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues }, { parent: this, dependsOn: upstreamOf(opts) }),
+      pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues, recovery: args.releaseRecovery }, { parent: this, dependsOn: upstreamOf(opts) }),
       { chart: pin.chart, version: pin.version },
     );
 

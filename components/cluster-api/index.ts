@@ -16,7 +16,7 @@ import {
 import { mirroredChart, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
-import { pinnedRelease } from "../helm-release";
+import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -61,6 +61,8 @@ export interface ClusterApiArgs {
    * admits the providers (the operator's webhooks serve, with their CA injected).
    */
   managementKubeconfig: pulumi.Input<string>;
+  /** How its Helm releases are cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -79,8 +81,8 @@ export class ClusterApi extends pulumi.ComponentResource {
   public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: ClusterApiArgs, opts?: pulumi.ComponentResourceOptions) {
-    // Component args become recorded inputs: never the token or the kubeconfig.
-    const { githubToken: _token, managementKubeconfig: _kubeconfig, ...recorded } = args;
+    // Component args become recorded inputs: never the token or a kubeconfig.
+    const { githubToken: _token, managementKubeconfig: _kubeconfig, releaseRecovery: _recovery, ...recorded } = args;
     super("capi-fleet:platform:ClusterApi", name, recorded, opts);
     const child = { parent: this };
     const first = { parent: this, dependsOn: upstreamOf(opts) };
@@ -91,12 +93,12 @@ export class ClusterApi extends pulumi.ComponentResource {
         ? undefined
         : pinnedRelease(
             `${name}-cert-manager`,
-            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } } },
+            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } }, recovery: args.releaseRecovery },
             first,
           );
     const operator = pinnedRelease(
       `${name}-operator`,
-      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues } },
+      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues }, recovery: args.releaseRecovery },
       certManager ? { ...child, dependsOn: [certManager] } : first,
     );
 

@@ -3,7 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
 import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerTarget } from "../../infra/model/platform/cluster-autoscaler";
 import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
-import { pinnedRelease } from "../helm-release";
+import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
 /** Arguments of {@link ClusterAutoscaler}. */
@@ -12,6 +12,8 @@ export interface ClusterAutoscalerArgs {
   target: ClusterAutoscalerTarget;
   /** Where the chart comes from instead of its public repository (`mirrors`). */
   mirrors?: Mirrors;
+  /** How its Helm release is cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -39,7 +41,7 @@ export class ClusterAutoscaler extends pulumi.ComponentResource {
     const binding = new k8s.rbac.v1.RoleBinding(`${name}-role-binding`, rbac.roleBinding, { parent: this, dependsOn: [...upstream, role, serviceAccount] });
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: mirroredChart(catalog.clusterAutoscaler.chart, args.mirrors), namespace: args.target.namespace, values: clusterAutoscalerValues(args.target) },
+      { pin: mirroredChart(catalog.clusterAutoscaler.chart, args.mirrors), namespace: args.target.namespace, values: clusterAutoscalerValues(args.target), recovery: args.releaseRecovery },
       { parent: this, dependsOn: [...upstream, binding] },
     );
     this.registerOutputs({});

@@ -6,7 +6,7 @@ import { clusterApiProviders } from "../../infra/model/platform/cluster-api-prov
 import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
 import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
-import { pinnedRelease } from "../helm-release";
+import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
 /** Namespace of the operator and of the one FluxInstance. */
@@ -41,6 +41,8 @@ export interface FluxArgs {
   deletionProtection?: boolean;
   /** Where the Flux Operator's chart comes from instead of its public registry (`mirrors`). */
   mirrors?: Mirrors;
+  /** How its Helm release is cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -58,8 +60,10 @@ export class Flux extends pulumi.ComponentResource {
   public readonly kustomizations: pulumi.Output<string[]>;
 
   constructor(name: string, args: FluxArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:platform:Flux", name, args, opts);
-    const operator = pinnedRelease(`${name}-operator`, { pin: mirroredChart(catalog.flux.operatorChart, args.mirrors), namespace: fluxNamespace }, { parent: this, dependsOn: upstreamOf(opts) });
+    // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
+    const { releaseRecovery: _recovery, ...recorded } = args;
+    super("capi-fleet:platform:Flux", name, recorded, opts);
+    const operator = pinnedRelease(`${name}-operator`, { pin: mirroredChart(catalog.flux.operatorChart, args.mirrors), namespace: fluxNamespace, recovery: args.releaseRecovery }, { parent: this, dependsOn: upstreamOf(opts) });
     this.instance = new k8s.apiextensions.CustomResource(
       `${name}-instance`,
       fluxInstance(),

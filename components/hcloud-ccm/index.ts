@@ -4,7 +4,7 @@ import { catalog } from "../../infra/model/versions/catalog";
 import { hcloudCcmSecretName, hcloudCcmValues } from "../../infra/model/platform/hcloud-ccm-values";
 import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
-import { pinnedRelease } from "../helm-release";
+import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
 /** Arguments of {@link HcloudCloudControllerManager}. */
@@ -17,6 +17,8 @@ export interface HcloudCloudControllerManagerArgs {
   networkZone: string;
   /** Where the chart comes from instead of its public repository (`mirrors`). */
   mirrors?: Mirrors;
+  /** How its Helm release is cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -43,7 +45,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
     );
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: mirroredChart(catalog.hcloudCloudControllerManager.chart, args.mirrors), namespace: platformNamespaces.kubeSystem, values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }) },
+      { pin: mirroredChart(catalog.hcloudCloudControllerManager.chart, args.mirrors), namespace: platformNamespaces.kubeSystem, values: hcloudCcmValues({ loadBalancerNetworkZone: args.networkZone }), recovery: args.releaseRecovery },
       { parent: this, dependsOn: [secret] },
     );
     this.registerOutputs({});

@@ -20,6 +20,7 @@ import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { localCommandDir } from "../local-command-dir";
 import type { Mirrors } from "../../infra/model/platform/mirrors";
+import type { ReleaseRecovery } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 
@@ -68,6 +69,8 @@ export interface TenantClusterArgs {
   deleteTimeoutMinutes?: number;
   /** Where the add-on charts (hcloud CCM and CSI, the cluster autoscaler) come from instead of their public repositories (`mirrors`). */
   mirrors?: Mirrors;
+  /** How the cluster autoscaler's Helm release is cleared after an interrupted `up` (absent: the engine cannot run resource hooks). */
+  releaseRecovery?: ReleaseRecovery;
 }
 
 /**
@@ -270,7 +273,7 @@ export class TenantCluster extends pulumi.ComponentResource {
     if (tenant.workers.some(isAutoscaled)) {
       new ClusterAutoscaler(
         `${name}-autoscaler`,
-        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}) },
+        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}), releaseRecovery: args.releaseRecovery },
         child([kubeconfigCommand]),
       );
     }
