@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { cpSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { parse, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import { catalog, type HelmChartPin } from "../infra/model/versions/catalog";
 import { carenChartDir } from "./caren-variables";
 import { dirOrThrow, upstreamDir, type Upstream } from "./upstream";
@@ -22,6 +22,8 @@ import { dirOrThrow, upstreamDir, type Upstream } from "./upstream";
  *   version and appVersion = the tag without its v;
  * - CAREN: its charts/cluster-api-runtime-extensions-nutanix (the data copy where the proxy refuses
  *   it), version and appVersion = the tag.
+ * - flux-operator: a STAND-IN chart (fluxOperatorChartSource): its chart lives in another repository
+ *   that no module carries.
  */
 
 export interface ChartMirror {
@@ -59,6 +61,27 @@ export function managementChartSources(kubectl: string): ChartSource[] {
     },
     { pin: caren, chartVersion: caren.version, dir: need("CAREN", carenChartDir()) },
   ];
+}
+
+/**
+ * A STAND-IN for the Flux Operator's chart (published from controlplaneio-fluxcd/charts, which no
+ * module the proxy serves carries): one template, the operator's own install manifests at the
+ * catalog's version (`kubectl kustomize config/default` of github.com/controlplaneio-fluxcd/flux-operator,
+ * its CRDs, RBAC, Service and Deployment), without their Namespace, which Helm creates for the
+ * release (`createNamespace`). Written into `scratch`.
+ */
+export function fluxOperatorChartSource(kubectl: string, operatorModuleDir: string, scratch: string): ChartSource {
+  const pin = catalog.flux.operatorChart;
+  const dir = path.join(scratch, "flux-operator-chart");
+  const manifests = execFileSync(kubectl, ["kustomize", path.join(operatorModuleDir, "config", "default")], { encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (manifests.includes("{{")) throw new Error("the Flux Operator's manifests hold Helm template braces; the stand-in chart would render them");
+  const objects = parseAllDocuments(manifests)
+    .map((document) => document.toJS() as { kind?: string } | null)
+    .filter((object): object is { kind?: string } => object !== null && object.kind !== "Namespace");
+  mkdirSync(path.join(dir, "templates"), { recursive: true });
+  writeFileSync(path.join(dir, "Chart.yaml"), stringify({ apiVersion: "v2", name: pin.chart, description: "STAND-IN for the Flux Operator chart (tests/chart-mirror.ts)", version: pin.version }));
+  writeFileSync(path.join(dir, "templates", "flux-operator.yaml"), objects.map((object) => stringify(object)).join("---\n"));
+  return { pin, chartVersion: pin.version, dir };
 }
 
 /** Packages each chart into `dir` and writes the repository's index.yaml. */

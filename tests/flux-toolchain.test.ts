@@ -20,6 +20,14 @@ describe("tools/flux-toolchain", () => {
     expect(output).toMatch(new RegExp(`^pinset-key: s${sourceController.replace(/\./g, "\\.")}-k${kustomizeController.replace(/\./g, "\\.")}-[0-9a-f]{12}$`, "m"));
   });
 
+  it("builds the Flux Operator at the catalog's chart version, under a cache key of its own", () => {
+    const { code, output } = run(["pins"]);
+    expect(code).toBe(0);
+    const version = `v${catalog.flux.operatorChart.version}`;
+    expect(output).toContain(`flux-operator: ${version}\n`);
+    expect(output).toMatch(new RegExp(`^operator-key: o${version.replace(/\./g, "\\.")}-[0-9a-f]{12}$`, "m"));
+  });
+
   it("fails at once without Go, naming what is needed", () => {
     const { code, output } = run(["build"], { CAPI_FLEET_CACHE: mkdtempSync(path.join(scratch, "cache-")) }, false);
     expect(code).toBe(1);

@@ -18,10 +18,10 @@ export interface HostControllerSpec {
   binary?: string;
   /** An in-process server instead of a binary (a named stand-in), given the issued certificate and the port. */
   serve?(tls: { certPem: string; keyPem: string; caPem: string; port: number }): Promise<{ stop(): Promise<void>; reload?(tls: { certPem: string; keyPem: string }): void }>;
-  /** The Secret (tls.crt, tls.key) its webhook serves with: `namespace/name`. */
-  servingSecret: string;
-  /** The webhook Service: `name.namespace`. */
-  webhookService: string;
+  /** The Secret (tls.crt, tls.key) its webhook serves with: `namespace/name`; absent: it serves no webhook and starts at once. */
+  servingSecret?: string;
+  /** The webhook Service: `name.namespace` (with `servingSecret`). */
+  webhookService?: string;
   /** Its flags, given the kubeconfig file, the certificate directory and the webhook port. */
   args?(kubeconfig: string, certDir: string, webhookPort: number): string[];
   env?: NodeJS.ProcessEnv;
@@ -57,10 +57,27 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   })();
+  /**
+   * Starts a controller binary, restarted when it exits, as a pod's container is (restartPolicy
+   * Always): a controller that starts before its CRDs are served exits, and comes back. KUBECONFIG
+   * is set for controllers that take no --kubeconfig flag.
+   */
+  function launchBinary(spec: HostControllerSpec, binary: string, certDir: string, port: number) {
+    const launch = () => {
+      const fd = openSync(path.join(dir, `${spec.name}.log`), "a");
+      const child = spawn("timeout", ["--kill-after=10", "3600", binary, ...(spec.args?.(kubeconfig, certDir, port) ?? [])], { cwd: dir, stdio: ["ignore", fd, fd], env: { ...process.env, KUBECONFIG: kubeconfig, ...spec.env } });
+      closeSync(fd);
+      children.push(child);
+      child.once("exit", () => {
+        if (state.running) setTimeout(launch, 1000);
+      });
+    };
+    launch();
+  }
   async function step() {
     {
       for (const [spec, current] of serving) {
-        const [namespace, name] = spec.servingSecret.split("/");
+        const [namespace, name] = (spec.servingSecret ?? "").split("/");
         const answer = await server.request("GET", `/api/v1/namespaces/${namespace}/secrets/${name}`);
         if (answer.status !== 200) continue;
         const data = answer.json.data as Record<string, string>;
@@ -71,6 +88,13 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
         current.data = JSON.stringify(data);
       }
       for (const spec of [...pending]) {
+        if (!spec.servingSecret || !spec.webhookService) {
+          if (!spec.binary) throw new Error(`host controller ${spec.name}: neither a webhook nor a binary`);
+          launchBinary(spec, spec.binary, "", 0);
+          started.push(spec.name);
+          pending.delete(spec);
+          continue;
+        }
         const [namespace, name] = spec.servingSecret.split("/");
         const answer = await server.request("GET", `/api/v1/namespaces/${namespace}/secrets/${name}`);
         if (answer.status !== 200) continue;
@@ -80,18 +104,7 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
         for (const file of ["tls.crt", "tls.key"]) writeFileSync(path.join(certDir, file), Buffer.from(data[file] ?? "", "base64"));
         const port = await freePort();
         if (spec.binary) {
-          // Restarted when it exits, as a pod's container is (restartPolicy Always): a controller that
-          // starts before its CRDs are served exits, and comes back.
-          const launch = () => {
-            const fd = openSync(path.join(dir, `${spec.name}.log`), "a");
-            const child = spawn("timeout", ["--kill-after=10", "3600", spec.binary!, ...(spec.args?.(kubeconfig, certDir, port) ?? [])], { cwd: dir, stdio: ["ignore", fd, fd], env: { ...process.env, ...spec.env } });
-            closeSync(fd);
-            children.push(child);
-            child.once("exit", () => {
-              if (state.running) setTimeout(launch, 1000);
-            });
-          };
-          launch();
+          launchBinary(spec, spec.binary, certDir, port);
         } else if (spec.serve) {
           const served = await spec.serve({ certPem: readFileSync(path.join(certDir, "tls.crt"), "utf8"), keyPem: readFileSync(path.join(certDir, "tls.key"), "utf8"), caPem: Buffer.from(data["ca.crt"] ?? "", "base64").toString("utf8"), port });
           inProcess.push(served);

@@ -5,10 +5,12 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterApiProviders } from "../infra/model/platform/cluster-api-providers";
 import { clusterClassName, clusterClassNamespace } from "../infra/model/platform/hetzner-cluster-class";
+import { fluxComponents, fluxInstanceName } from "../components/flux";
+import { platformNamespaces } from "../infra/model/platform/platform-namespaces";
 import { catalog } from "../infra/model/versions/catalog";
 import { capiBinaries } from "./capi-in-the-loop";
 import { carenDiscoveredVariables, readCarenSchemas } from "./caren-variables";
-import { managementChartSources, startChartMirror, type ChartMirror } from "./chart-mirror";
+import { fluxOperatorChartSource, managementChartSources, startChartMirror, type ChartMirror } from "./chart-mirror";
 import { startCertManagerStandIn, type CertManagerStandIn } from "./fakes/cert-manager";
 import { runHostControllers, type HostControllers } from "./host-controllers";
 import { adminKubeconfig, installedBinary, kubeApiServerBinaries, runToolchain, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
@@ -29,20 +31,18 @@ import { downloadModule } from "./upstream";
  * - kube-apiserver and etcd, kube-controller-manager and kube-scheduler (one Kubernetes build), and
  *   kwok for one node and its pods, so that Deployments become available and Helm's wait and the
  *   operator's health checks pass (tests/kwok-cluster.ts);
- * - the real cluster-api-operator v<catalog> and CAPI's three managers as host processes, their
- *   webhooks reached through the API server's egress (tests/service-egress.ts,
- *   tests/host-controllers.ts);
+ * - the real cluster-api-operator v<catalog>, CAPI's three managers and the Flux Operator as host
+ *   processes, their webhooks reached through the API server's egress (tests/service-egress.ts,
+ *   tests/host-controllers.ts); the Flux Operator installs Flux from the distributions its module
+ *   carries (config/data, what its image holds at /data), so Flux's Deployments run on kwok;
  * - STAND-INS, named: cert-manager's running parts (tests/fakes/cert-manager.ts; its chart is real),
  *   allow-all webhooks for CAPH and CAAPH (their managers are not built here), CAREN as the
  *   recording extension with CAREN's own variable schemas (tests/recording-extension.ts), and the
- *   command plugin (tests/fakes/command-plugin.mjs; CAPI_FLEET_COMMAND_PLUGIN runs the real one).
+ *   command plugin (tests/fakes/command-plugin.mjs; CAPI_FLEET_COMMAND_PLUGIN runs the real one), and
+ *   the Flux Operator's chart (tests/chart-mirror.ts, fluxOperatorChartSource).
  * Charts come from a local Helm repository packaged from the unmodified chart sources
  * (tests/chart-mirror.ts) and the providers from a local OCI mirror built from their sources
  * (tests/provider-mirror.ts), through the stack's `mirrors` setting: nothing comes from outside.
- *
- * Not yet in the run: Flux (`--exclude` of the Flux component and what depends on it). The Flux
- * Operator's chart is in no Go module the proxy serves, and the Flux distribution its FluxInstance
- * installs is built into the operator's image from downloads (docs/testing.md, "The real `up`").
  */
 
 const execFileAsync = promisify(execFile);
@@ -56,8 +56,6 @@ const stack = "realup";
 const pinnedHostEnv = "CAPI_FLEET_NODEJS_LANGUAGE_HOST";
 /** What the program warns when the engine cannot run resource hooks (components/helm-release). */
 const noHooksWarning = "cannot run resource hooks";
-/** Flux and what depends on it (the destroy guard), left out of this run for now (see above). */
-const withoutFlux = ["--exclude", `urn:pulumi:${stack}::capi-fleet::capi-fleet:platform:Flux**`, "--exclude-dependents"];
 
 let scratch = "";
 let env: NodeJS.ProcessEnv = {};
@@ -102,7 +100,7 @@ async function pulumi(...args: string[]): Promise<Run> {
  */
 async function interruptedUp(release: string): Promise<Run & { left: string[] }> {
   const records = async () => (((await get(`/api/v1/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.status ?? "");
-  const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux, "--stack", stack, "--config-file", stackFile()], { cwd: repoRoot, env });
+  const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", stack, "--config-file", stackFile()], { cwd: repoRoot, env });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -138,7 +136,7 @@ const diagnostics = () => [cluster?.logs(), controllers?.logs(), `egress: ${JSON
 
 /** Steps of `pulumi preview --json`, as "op type::name". */
 async function plannedSteps(): Promise<string[]> {
-  const preview = await pulumi("preview", "--json", "--non-interactive", ...withoutFlux);
+  const preview = await pulumi("preview", "--json", "--non-interactive");
   expect(preview.code, preview.output).toBe(0);
   const json = JSON.parse(preview.stdout ?? "") as { steps?: { op: string; urn: string }[] };
   return (json.steps ?? []).filter((step) => step.op !== "same" && step.op !== "read").map((step) => `${step.op} ${step.urn.split("::").slice(2).join("::")}`);
@@ -190,13 +188,17 @@ beforeAll(async () => {
   if (!kubectl) throw new Error("tools/kube-apiserver-toolchain paths printed no KUBECTL");
   const operator = await installedBinary(`sigs.k8s.io/cluster-api-operator/cmd@v${catalog.clusterApiOperator.chart.version}`, "cluster-api-operator", buildTimeoutMs);
   const capi = await capiBinaries(buildTimeoutMs);
+  const fluxTools = (await execFileAsync(path.join(repoRoot, "tools", "flux-toolchain"), ["operator"], { cwd: repoRoot, timeout: buildTimeoutMs, maxBuffer: 16 * 1024 * 1024 })).stdout;
+  const fluxOperator = /^FLUX_OPERATOR=(.+)$/m.exec(fluxTools)?.[1];
+  const fluxOperatorModule = /^FLUX_OPERATOR_MODULE_DIR=(.+)$/m.exec(fluxTools)?.[1];
+  if (!fluxOperator || !fluxOperatorModule) throw new Error(`tools/flux-toolchain operator printed no FLUX_OPERATOR or FLUX_OPERATOR_MODULE_DIR:\n${fluxTools}`);
 
   egress = await startServiceEgress({ holdMs: 8000 });
   server = await startKubeApiServer(binaries, 90_000, "real-up", undefined, [`--egress-selector-config-file=${egress.configFile}`]);
   egress.lookup = clusterIpLookup(server);
   cluster = await startSimulatedCluster(server, buildTimeoutMs);
   certManager = await startCertManagerStandIn(server, egress);
-  charts = await startChartMirror(managementChartSources(kubectl));
+  charts = await startChartMirror([...managementChartSources(kubectl), fluxOperatorChartSource(kubectl, fluxOperatorModule, scratch)]);
   providers = await startProviderMirror(kubectl);
 
   const capiArgs = (gates: string) => (kubeconfig: string, certDir: string, port: number) => [
@@ -239,6 +241,13 @@ beforeAll(async () => {
     },
     { name: "caph-webhooks (stand-in)", servingSecret: "caph-system/caph-webhook-server-cert", webhookService: "caph-webhook-service.caph-system" },
     { name: "caaph-webhooks (stand-in)", servingSecret: "caaph-system/webhook-server-cert", webhookService: "caaph-webhook-service.caaph-system" },
+    {
+      name: "flux-operator",
+      binary: fluxOperator,
+      // Its own flags: no leader election, metrics, health endpoint or web UI; the distributions from its module (its image's /data).
+      args: () => ["--enable-leader-election=false", "--metrics-addr=0", "--health-addr=0", "--web-server-port=0", `--storage-path=${path.join(fluxOperatorModule, "config", "data")}`],
+      env: { RUNTIME_NAMESPACE: platformNamespaces.flux },
+    },
     {
       name: "caren (stand-in: the recording extension)",
       servingSecret: "caren-system/cluster-api-runtime-extensions-nutanix-runtimehooks-tls",
@@ -288,7 +297,7 @@ afterAll(async () => {
 
 describe("pulumi up of the platform by the real engine (existing mode, from local mirrors)", () => {
   it("(a) the first up installs cert-manager, the operator and every provider from the mirrors, CAREN discovered, the ClusterClass admitted", async () => {
-    const up = await timed("first up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    const up = await timed("first up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     // No output of an existing-mode stack is undefined (the engine warns for each on every run).
     expect(up.output).not.toContain("will not show as a stack output");
@@ -297,26 +306,32 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     if (process.env[pinnedHostEnv]) expect(hooksUnavailable, `with ${pinnedHostEnv}`).toBe(false);
     // The releases Helm recorded as deployed (its storage Secrets' labels).
     const releases = (((await get("/api/v1/secrets?labelSelector=owner%3Dhelm,status%3Ddeployed"))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.name).sort();
-    expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart].sort());
+    expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart, catalog.flux.operatorChart.chart].sort());
     // Every provider, installed by the real operator from the OCI mirror, is Ready.
     for (const provider of clusterApiProviders) {
       const object = await get(`/apis/operator.cluster.x-k8s.io/v1alpha2/namespaces/${provider.namespace}/${provider.kind.toLowerCase()}s/${provider.name}`);
       expect(conditionOf(object, "Ready"), `${provider.kind} ${provider.name}`).toBe("True");
       expect(providers!.requests).toContain(`GET /v2/capi-providers/${{ CoreProvider: "core", BootstrapProvider: "bootstrap", ControlPlaneProvider: "control-plane", InfrastructureProvider: "infrastructure", AddonProvider: "addon" }[provider.kind]}-${provider.name}/manifests/${provider.version}`);
     }
+    // Flux, installed by the real Flux Operator from the FluxInstance, its controllers on kwok.
+    const fluxInstance = await get(`/apis/fluxcd.controlplane.io/v1/namespaces/${platformNamespaces.flux}/fluxinstances/${fluxInstanceName}`);
+    expect(conditionOf(fluxInstance, "Ready"), JSON.stringify(fluxInstance?.status)).toBe("True");
+    expect((await names(`/apis/apps/v1/namespaces/${platformNamespaces.flux}/deployments`)).filter((name) => name !== catalog.flux.operatorChart.chart)).toEqual(
+      [...fluxComponents].sort(),
+    );
     const clusterClass = await get(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${clusterClassNamespace}/clusterclasses/${clusterClassName}`);
     expect(conditionOf(clusterClass, "VariablesReady")).toBe("True");
     const extensionConfig = await get(`/apis/runtime.cluster.x-k8s.io/v1beta2/extensionconfigs/${catalog.caren.chart.chart}`);
     expect(conditionOf(extensionConfig, "Discovered")).toBe("True");
     // Every chart came from the local repository.
-    for (const chart of [catalog.certManager.chart, catalog.clusterApiOperator.chart, catalog.caren.chart]) expect(charts!.requests).toContain(charts!.archives[chart.chart]);
+    for (const chart of [catalog.certManager.chart, catalog.clusterApiOperator.chart, catalog.caren.chart, catalog.flux.operatorChart]) expect(charts!.requests).toContain(charts!.archives[chart.chart]);
     expect(up.output).toMatch(/\+ +command:local:Command cluster-api-wait-for-admission created/);
   }, 1_500_000);
 
   it("(b) a second up changes nothing", async () => {
     const steps = await timed("no-op preview", async () => ({ code: 0, output: JSON.stringify(await plannedSteps()) }));
     expect(JSON.parse(steps.output)).toEqual([]);
-    const up = await timed("no-op up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", "--expect-no-changes", ...withoutFlux));
+    const up = await timed("no-op up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", "--expect-no-changes"));
     expect(up.code, up.output).toBe(0);
   }, 600_000);
 
@@ -324,16 +339,16 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     const moved = `${charts!.url}/moved`;
     const set = await pulumi("config", "set", "--path", "capi-fleet:mirrors.charts", moved);
     expect(set.code, set.output).toBe(0);
-    const preview = await pulumi("preview", "--json", "--non-interactive", ...withoutFlux);
+    const preview = await pulumi("preview", "--json", "--non-interactive");
     expect(preview.code, preview.output).toBe(0);
     const steps = ((JSON.parse(preview.stdout ?? "") as { steps?: { op: string; urn: string; newState?: { inputs?: unknown } }[] }).steps ?? []).filter(
       (step) => step.op !== "same" && step.op !== "read",
     );
     // Every Helm release updates in place, and nothing changes that does not name the mirror.
     const releases = steps.filter((step) => step.urn.includes("kubernetes:helm.sh/v3:Release"));
-    expect(releases.map((step) => step.op)).toEqual(["update", "update", "update"]);
+    expect(releases.map((step) => step.op)).toEqual(["update", "update", "update", "update"]);
     for (const step of steps) expect(JSON.stringify(step.newState?.inputs ?? {}), `${step.op} ${step.urn}`).toContain(moved);
-    const up = await timed("day-2 up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    const up = await timed("day-2 up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     expect(charts!.requests.filter((request) => request.startsWith("moved/")).length).toBeGreaterThan(0);
     const again = await plannedSteps();
@@ -366,11 +381,11 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     console.log(`(d) Helm's records of the release after the interrupt: ${interrupted.left.join(", ")}`);
     expect(interrupted.left, interrupted.output).toHaveLength(1);
     expect(["pending-install", "failed"]).toContain(interrupted.left[0]);
-    const up = await timed("up after the interrupted one", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    const up = await timed("up after the interrupted one", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     expect(up.output).toContain(`/${catalog.certManager.chart.chart}: removed Helm's record of an install that never completed`);
     const releases = (((await get("/api/v1/secrets?labelSelector=owner%3Dhelm,status%3Ddeployed"))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.name).sort();
-    expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart].sort());
+    expect(releases).toEqual([catalog.caren.chart.chart, catalog.certManager.chart.chart, catalog.clusterApiOperator.chart.chart, catalog.flux.operatorChart.chart].sort());
     expect(await plannedSteps()).toEqual([]);
     // Back to what (e) left, for (f).
     const destroy = await pulumi("destroy", "--yes", "--skip-preview", "--non-interactive");
@@ -385,7 +400,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
       const patched = await server!.request("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`, { metadata: { annotations: { "meta.helm.sh/release-name": "platform-cert-manager", "meta.helm.sh/release-namespace": "platform" } } }, "application/merge-patch+json");
       expect(patched.status).toBe(200);
     }
-    const refused = await timed("coexistence: refused up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    const refused = await timed("coexistence: refused up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(refused.code).not.toBe(0);
     expect(refused.output).toContain("the cluster already runs cert-manager");
     expect(refused.output).toContain("platform/platform-cert-manager");
@@ -394,14 +409,14 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
 
     const set = await pulumi("config", "set", "--path", "capi-fleet:management.certManager", "existing");
     expect(set.code, set.output).toBe(0);
-    const up = await timed("coexistence: up with the cluster's cert-manager", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive", ...withoutFlux));
+    const up = await timed("coexistence: up with the cluster's cert-manager", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     // What the preflight said, as the state keeps it (its stderr output).
     const state = JSON.parse((await pulumi("stack", "export", "--show-secrets")).output) as { deployment: { resources?: { urn: string; outputs?: { stderr?: string } }[] } };
     const preflight = state.deployment.resources?.find((resource) => resource.urn.endsWith("::management-preflight"));
     expect(preflight?.outputs?.stderr).toContain("using the cluster's cert-manager");
     const releases = (((await get("/api/v1/secrets?labelSelector=owner%3Dhelm,status%3Ddeployed"))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.name).sort();
-    expect(releases).toEqual([catalog.caren.chart.chart, catalog.clusterApiOperator.chart.chart].sort());
+    expect(releases).toEqual([catalog.caren.chart.chart, catalog.clusterApiOperator.chart.chart, catalog.flux.operatorChart.chart].sort());
     for (const provider of clusterApiProviders) {
       const object = await get(`/apis/operator.cluster.x-k8s.io/v1alpha2/namespaces/${provider.namespace}/${provider.kind.toLowerCase()}s/${provider.name}`);
       expect(conditionOf(object, "Ready"), `${provider.kind} ${provider.name}`).toBe("True");
