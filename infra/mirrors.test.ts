@@ -3,7 +3,7 @@ import { byType, runStack, useExistingCluster } from "../tests/fleet-run";
 import type { Registration } from "../tests/pulumi-mocks";
 import { configKeys } from "./model/config/stack-config";
 import { clusterApiProviders } from "./model/platform/cluster-api-providers";
-import { providerArtifact } from "./model/platform/mirrors";
+import { mirroredImage, providerArtifact } from "./model/platform/mirrors";
 import { catalog, type HelmChartPin } from "./model/versions/catalog";
 
 // The program with `mirrors` set: every chart and every provider comes from the mirror, nothing
@@ -84,6 +84,25 @@ describe("mirrors", () => {
     }
     // Only the charts move: the providers still come from GitHub.
     for (const provider of mirrored.filter((r) => providerKinds.has(r.type))) expect((provider.inputs.spec as Record<string, unknown>).fetchConfig).toBeUndefined();
+  });
+
+  it("prod with an images mirror: the tenants' cluster autoscaler pulls from it too (the real up has no tenants), at its tag", async () => {
+    const images = "registry.example.com/mirror";
+    const { registrations } = await runStack("prod", withMirrors({ images }));
+    const autoscaler = byType(registrations, releaseType).find((r) => r.inputs.name === catalog.clusterAutoscaler.chart.chart)!;
+    expect((autoscaler.inputs.values as { image: Record<string, string> }).image).toEqual({ repository: mirroredImage(catalog.clusterAutoscaler.image, { images }), tag: expect.stringMatching(/^v1\.\d+\.\d+$/) });
+  });
+
+  it("without an images mirror, no image value or provider deployment is set: a stack that had none sees no change", async () => {
+    const { registrations } = await runStack("prod", withMirrors({ charts: "oci://registry.example.com/charts" }));
+    for (const release of byType(registrations, releaseType)) {
+      const values = (release.inputs.values ?? {}) as { image?: Record<string, unknown>; imageRegistry?: unknown };
+      expect(values.imageRegistry, release.name).toBeUndefined();
+      expect(Object.keys(values.image ?? {}).filter((key) => key !== "tag"), release.name).toEqual([]);
+    }
+    for (const provider of registrations.filter((r) => providerKinds.has(r.type))) expect((provider.inputs.spec as Record<string, unknown>).deployment).toBeUndefined();
+    const instance = registrations.find((r) => r.type === "kubernetes:fluxcd.controlplane.io/v1:FluxInstance")!;
+    expect((instance.inputs.spec as { distribution: { registry: string } }).distribution.registry).toBe(catalog.flux.registry);
   });
 
   it("without mirrors, every chart comes from its catalog repository and every provider from GitHub", async () => {

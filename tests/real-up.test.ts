@@ -3,7 +3,8 @@ import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "no
 import path from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { clusterApiProviders } from "../infra/model/platform/cluster-api-providers";
+import { clusterApiProviders, providerManagerContainer } from "../infra/model/platform/cluster-api-providers";
+import { mirroredImage } from "../infra/model/platform/mirrors";
 import { clusterClassName, clusterClassNamespace } from "../infra/model/platform/hetzner-cluster-class";
 import { fluxComponents, fluxInstanceName } from "../components/flux";
 import { platformNamespaces } from "../infra/model/platform/platform-namespaces";
@@ -52,6 +53,8 @@ const kubernetesVersion = sdkPluginVersion("kubernetes");
 const commandVersion = sdkPluginVersion("command");
 const buildTimeoutMs = 50 * 60_000;
 const stack = "realup";
+/** The stack's images mirror: a registry nothing pulls from (kwok runs no images), so each Pod's spec shows where it would pull. */
+const imagesMirror = "registry.mirror.test/platform";
 /** A Node.js language host built by hand from the CLI's release tag (the proxy refuses its module). */
 const pinnedHostEnv = "CAPI_FLEET_NODEJS_LANGUAGE_HOST";
 /** What the program warns when the engine cannot run resource hooks (components/helm-release). */
@@ -276,6 +279,7 @@ beforeAll(async () => {
       "  capi-fleet:mirrors:",
       `    charts: ${charts.url}`,
       `    providers: ${providers.url}`,
+      `    images: ${imagesMirror}`,
       "",
     ].join("\n"),
   );
@@ -296,7 +300,7 @@ afterAll(async () => {
 });
 
 describe("pulumi up of the platform by the real engine (existing mode, from local mirrors)", () => {
-  it("(a) the first up installs cert-manager, the operator and every provider from the mirrors, CAREN discovered, the ClusterClass admitted", async () => {
+  it("(a) the first up installs cert-manager, the operator, every provider, CAREN and Flux from the mirrors, every Pod's image from the images mirror, CAREN discovered, the ClusterClass admitted", async () => {
     const up = await timed("first up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
     // No output of an existing-mode stack is undefined (the engine warns for each on every run).
@@ -319,6 +323,18 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     expect((await names(`/apis/apps/v1/namespaces/${platformNamespaces.flux}/deployments`)).filter((name) => name !== catalog.flux.operatorChart.chart)).toEqual(
       [...fluxComponents].sort(),
     );
+    // Every Pod pulls from the images mirror: the charts' values, the providers' images set through
+    // the operator, Flux's distribution registry. Not the Flux Operator's own Pod: its chart here is
+    // a stand-in without the published chart's values.
+    const pods = ((await get("/api/v1/pods"))?.items ?? []) as { metadata: { namespace: string; name: string }; spec: { containers: { image: string }[]; initContainers?: { image: string }[] } }[];
+    const images = pods.flatMap((pod) => [...pod.spec.containers, ...(pod.spec.initContainers ?? [])].map((container) => ({ pod: `${pod.metadata.namespace}/${pod.metadata.name}`, image: container.image })));
+    expect(new Set(pods.map((pod) => pod.metadata.namespace))).toEqual(new Set([...clusterApiProviders.map((provider) => provider.namespace), "cert-manager", "capi-operator-system", "caren-system", platformNamespaces.flux]));
+    expect(images.filter(({ pod, image }) => !image.startsWith(`${imagesMirror}/`) && !pod.startsWith(`${platformNamespaces.flux}/${catalog.flux.operatorChart.chart}-`))).toEqual([]);
+    for (const provider of clusterApiProviders) {
+      const deployment = await get(`/apis/apps/v1/namespaces/${provider.namespace}/deployments/${provider.controllerDeployment}`);
+      const containers = (deployment?.spec as { template: { spec: { containers: { name: string; image: string }[] } } }).template.spec.containers;
+      expect(containers.find((container) => container.name === providerManagerContainer)?.image, provider.name).toBe(`${mirroredImage(provider.image, { images: imagesMirror })}:${provider.version}`);
+    }
     const clusterClass = await get(`/apis/cluster.x-k8s.io/v1beta2/namespaces/${clusterClassNamespace}/clusterclasses/${clusterClassName}`);
     expect(conditionOf(clusterClass, "VariablesReady")).toBe("True");
     const extensionConfig = await get(`/apis/runtime.cluster.x-k8s.io/v1beta2/extensionconfigs/${catalog.caren.chart.chart}`);

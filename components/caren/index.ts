@@ -5,7 +5,7 @@ import { carenExtensionNames, type CarenExtensionNames } from "../../infra/model
 import { carenCiliumAddonKey, carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "../../infra/model/platform/caren-helm-addons";
 import { catalog, type HelmChartPin } from "../../infra/model/versions/catalog";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
-import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
+import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
@@ -92,16 +92,17 @@ export class Caren extends pulumi.ComponentResource {
     const { releaseRecovery: _recovery, ...recorded } = args;
     super("capi-fleet:platform:Caren", name, recorded, opts);
     const pin = mirroredChart(catalog.caren.chart, args.mirrors);
+    const values = args.mirrors?.images ? { ...carenValues, image: { repository: mirroredImage(catalog.caren.image, args.mirrors) } } : carenValues;
     this.extensionNames = carenExtensionNames(pin.version, pin.chart);
 
     const facts = new DeclaredFacts();
     const release = facts.add(
-      pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values: carenValues, recovery: args.releaseRecovery }, { parent: this, dependsOn: upstreamOf(opts) }),
+      pinnedRelease(`${name}-release`, { pin, namespace: carenNamespace, values, recovery: args.releaseRecovery }, { parent: this, dependsOn: upstreamOf(opts) }),
       { chart: pin.chart, version: pin.version },
     );
 
     // Before the readiness gate, so no tenant's hook runs while CAREN still has its own Cilium.
-    const ciliumVersion = new k8s.core.v1.ConfigMapPatch(`${name}-cilium-version`, carenCiliumVersionPatch({ pin, values: carenValues }, args.mirrors), { parent: this, dependsOn: [release] });
+    const ciliumVersion = new k8s.core.v1.ConfigMapPatch(`${name}-cilium-version`, carenCiliumVersionPatch({ pin, values }, args.mirrors), { parent: this, dependsOn: [release] });
 
     // The chart owns the ExtensionConfig; this patch only adds the wait annotation, so
     // Pulumi blocks until CAPI's runtime controller has called CAREN's discovery endpoint

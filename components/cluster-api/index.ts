@@ -11,9 +11,10 @@ import {
   featureGatesSecretName,
   githubTokenVariable,
   providerConfigSecret,
+  providerManagerContainer,
   type ClusterApiProviderSpec,
 } from "../../infra/model/platform/cluster-api-providers";
-import { mirroredChart, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
+import { mirroredChart, mirroredImage, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { DeclaredResource } from "../../infra/model/policy-facts";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
@@ -93,12 +94,12 @@ export class ClusterApi extends pulumi.ComponentResource {
         ? undefined
         : pinnedRelease(
             `${name}-cert-manager`,
-            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true } }, recovery: args.releaseRecovery },
+            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true }, ...(args.mirrors?.images ? { imageRegistry: args.mirrors.images } : {}) }, recovery: args.releaseRecovery },
             first,
           );
     const operator = pinnedRelease(
       `${name}-operator`,
-      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues }, recovery: args.releaseRecovery },
+      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues, ...(args.mirrors?.images ? { image: { manager: { repository: mirroredImage(catalog.clusterApiOperator.image, args.mirrors) } } } : {}) }, recovery: args.releaseRecovery },
       certManager ? { ...child, dependsOn: [certManager] } : first,
     );
 
@@ -234,5 +235,8 @@ export function providerSpec(provider: ClusterApiProviderSpec, options: { github
     ...(fetchConfig ? { fetchConfig } : {}),
     ...(configSecret ? { configSecret: { name: configSecret.name, namespace: configSecret.namespace } } : {}),
     ...(gates.length > 0 ? { manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) } } : {}),
+    // The operator sets the image of the named container of the provider's Deployments
+    // (sigs.k8s.io/cluster-api-operator@v0.28.0: internal/controller/component_customizer.go, customizeContainer).
+    ...(options.mirrors?.images ? { deployment: { containers: [{ name: providerManagerContainer, imageUrl: `${mirroredImage(provider.image, options.mirrors)}:${provider.version}` }] } } : {}),
   };
 }

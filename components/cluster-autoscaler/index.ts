@@ -41,7 +41,7 @@ export class ClusterAutoscaler extends pulumi.ComponentResource {
     const binding = new k8s.rbac.v1.RoleBinding(`${name}-role-binding`, rbac.roleBinding, { parent: this, dependsOn: [...upstream, role, serviceAccount] });
     this.release = pinnedRelease(
       `${name}-release`,
-      { pin: mirroredChart(catalog.clusterAutoscaler.chart, args.mirrors), namespace: args.target.namespace, values: clusterAutoscalerValues(args.target), recovery: args.releaseRecovery },
+      { pin: mirroredChart(catalog.clusterAutoscaler.chart, args.mirrors), namespace: args.target.namespace, values: clusterAutoscalerValues(args.target, args.mirrors), recovery: args.releaseRecovery },
       { parent: this, dependsOn: [...upstream, binding] },
     );
     this.registerOutputs({});

@@ -4,7 +4,7 @@ import { catalog } from "../../infra/model/versions/catalog";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
 import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
-import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
+import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
@@ -63,10 +63,15 @@ export class Flux extends pulumi.ComponentResource {
     // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
     const { releaseRecovery: _recovery, ...recorded } = args;
     super("capi-fleet:platform:Flux", name, recorded, opts);
-    const operator = pinnedRelease(`${name}-operator`, { pin: mirroredChart(catalog.flux.operatorChart, args.mirrors), namespace: fluxNamespace, recovery: args.releaseRecovery }, { parent: this, dependsOn: upstreamOf(opts) });
+    const operator = pinnedRelease(`${name}-operator`, {
+        pin: mirroredChart(catalog.flux.operatorChart, args.mirrors),
+        namespace: fluxNamespace,
+        ...(args.mirrors?.images ? { values: { image: { repository: mirroredImage(catalog.flux.operatorImage, args.mirrors) } } } : {}),
+        recovery: args.releaseRecovery,
+      }, { parent: this, dependsOn: upstreamOf(opts) });
     this.instance = new k8s.apiextensions.CustomResource(
       `${name}-instance`,
-      fluxInstance(),
+      fluxInstance(args.mirrors),
       { parent: this, dependsOn: [operator] },
     );
     const created: string[] = [];
@@ -101,7 +106,7 @@ export class Flux extends pulumi.ComponentResource {
 }
 
 /** The FluxInstance: distribution pinned by the catalog, awaited until Ready. */
-export function fluxInstance(): k8s.apiextensions.CustomResourceArgs {
+export function fluxInstance(mirrors: Mirrors = {}): k8s.apiextensions.CustomResourceArgs {
   return {
     apiVersion: "fluxcd.controlplane.io/v1",
     kind: "FluxInstance",
@@ -111,7 +116,7 @@ export function fluxInstance(): k8s.apiextensions.CustomResourceArgs {
       annotations: { "pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "600" },
     },
     spec: {
-      distribution: { version: catalog.flux.distribution, registry: "ghcr.io/fluxcd" },
+      distribution: { version: catalog.flux.distribution, registry: mirroredImage(catalog.flux.registry, mirrors) },
       components: [...fluxComponents],
       cluster: { type: "kubernetes", multitenant: false, networkPolicy: true, domain: "cluster.local" },
     },

@@ -638,9 +638,24 @@ const providerMirror = z.string().check((ctx) => {
   }
 });
 
+const imageMirror = z.string().check((ctx) => {
+  const value = ctx.value;
+  // Container runtimes take the first component for a registry only with a '.' or ':' in it, or
+  // localhost; anything else would pull from docker.io (distribution/reference: splitDockerDomain).
+  const registry = value.split("/")[0] ?? "";
+  if (!ociRepositoryPattern.test(value) || !(/[.:]/.test(registry) || registry === "localhost")) {
+    ctx.issues.push(customIssue(value, `${formatValue(value)} is not a registry path; allowed: registry[:port][/path] whose registry has a '.' or a port, or is localhost, such as registry.example.com/mirror, without a scheme, a tag or a trailing '/'`));
+  }
+});
+
 const mirrorsSchema = strictObject({
   charts: chartMirror.optional().describe("One Helm repository (https://, or http://) or OCI registry path (oci://) holding every chart the fleet installs, under the catalog's chart names and versions; unset: each chart's public repository."),
   providers: providerMirror.optional().describe("OCI repository prefix for the Cluster API providers' components: the artifact <providers>/<type>-<name>:<version> with metadata.yaml and <type>-components.yaml, e.g. <providers>/core-cluster-api:v1.12.10; unset: GitHub releases."),
+  images: imageMirror
+    .optional()
+    .describe(
+      "Registry path that holds the management platform's container images, each under its public path without the registry host: quay.io/jetstack/cert-manager-controller:v1.21.2 is pulled as <images>/jetstack/cert-manager-controller:v1.21.2; unset: the public registries. Covers cert-manager, cluster-api-operator, the providers, CAREN, the Flux Operator and Flux, and the tenants' cluster autoscalers; docs/delivery.md lists what it does not.",
+    ),
 });
 
 /** The non-secret part of the fleet config, one schema per top-level config key. */
@@ -648,7 +663,7 @@ export const fleetConfigSchema = strictObject({
   management: managementSchema.describe("The management cluster that runs Cluster API and the platform: built on hcloud (mode hetzner) or an existing one (mode existing). Required except in a shard stack."),
   tenants: z.array(tenantSchema).default([]).describe("The tenants: one workload cluster each, in its own Hetzner project."),
   gitops: gitOpsSchema.optional().describe("The fleet repository that Flux on the management cluster syncs; absent: Flux syncs nothing."),
-  mirrors: mirrorsSchema.optional().describe("Where the platform's charts and Cluster API providers come from instead of their public sources (air-gapped installs, egress proxies); docs/delivery.md."),
+  mirrors: mirrorsSchema.optional().describe("Where the platform's charts, Cluster API providers and images come from instead of their public sources (air-gapped installs, egress proxies); docs/delivery.md."),
 });
 
 export type FleetSettings = z.output<typeof fleetConfigSchema>;

@@ -39,7 +39,12 @@ export interface ClusterApiProviderSpec {
   readonly featureGates: readonly ClusterApiFeatureGate[];
   /** The controller Deployment the provider's components create (health checks). */
   readonly controllerDeployment: string;
+  /** The release's image of that Deployment's `manager` container, without its tag (the version). */
+  readonly image: string;
 }
+
+/** The container of each provider's controller Deployment that runs its manager (each release's config/manager). */
+export const providerManagerContainer = "manager";
 
 /**
  * Core first: the operator installs the others only once the core provider exists.
@@ -52,6 +57,7 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
     name: "cluster-api",
     namespace: "capi-system",
     controllerDeployment: "capi-controller-manager",
+    image: catalog.clusterApi.images.core,
     version: catalog.clusterApi.version,
     featureGates: ["ClusterTopology", "RuntimeSDK"],
   },
@@ -60,6 +66,7 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
     name: "kubeadm",
     namespace: "capi-kubeadm-bootstrap-system",
     controllerDeployment: "capi-kubeadm-bootstrap-controller-manager",
+    image: catalog.clusterApi.images.kubeadmBootstrap,
     version: catalog.clusterApi.version,
     featureGates: [],
   },
@@ -68,6 +75,7 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
     name: "kubeadm",
     namespace: "capi-kubeadm-control-plane-system",
     controllerDeployment: "capi-kubeadm-control-plane-controller-manager",
+    image: catalog.clusterApi.images.kubeadmControlPlane,
     version: catalog.clusterApi.version,
     featureGates: ["ClusterTopology"],
   },
@@ -76,6 +84,7 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
     name: "hetzner",
     namespace: "caph-system",
     controllerDeployment: "caph-controller-manager",
+    image: catalog.caph.image,
     version: catalog.caph.version,
     featureGates: [],
   },
@@ -84,6 +93,7 @@ export const clusterApiProviders: readonly ClusterApiProviderSpec[] = [
     name: "helm",
     namespace: "caaph-system",
     controllerDeployment: "caaph-controller-manager",
+    image: catalog.caaph.image,
     version: catalog.caaph.version,
     featureGates: [],
   },

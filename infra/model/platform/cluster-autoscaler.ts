@@ -1,5 +1,6 @@
 import { catalog } from "../versions/catalog";
 import { parseKubernetesVersion } from "../versions/kubernetes-version";
+import { mirroredImage, type Mirrors } from "./mirrors";
 
 /**
  * Worker pools sized by the Kubernetes cluster autoscaler, which the program runs on the
@@ -141,7 +142,7 @@ export function clusterAutoscalerImageTag(kubernetesVersion: string): string {
  *   {@link clusterAutoscalerRoleRules}, tested against a real API server, not the chart's.
  * The status ConfigMap (`cluster-autoscaler-status`) is in the workload cluster's kube-system.
  */
-export function clusterAutoscalerValues(target: ClusterAutoscalerTarget): Record<string, unknown> {
+export function clusterAutoscalerValues(target: ClusterAutoscalerTarget, mirrors: Mirrors = {}): Record<string, unknown> {
   const kubeconfig = target.kubeconfigSecret;
   return {
     cloudProvider: "clusterapi",
@@ -149,7 +150,7 @@ export function clusterAutoscalerValues(target: ClusterAutoscalerTarget): Record
     clusterAPIKubeconfigSecret: kubeconfig.name,
     clusterAPIWorkloadKubeconfigPath: `/etc/kubernetes/${kubeconfig.key}`,
     autoDiscovery: { clusterName: target.name, namespace: target.namespace },
-    image: { tag: clusterAutoscalerImageTag(target.kubernetesVersion) },
+    image: { ...(mirrors.images ? { repository: mirroredImage(catalog.clusterAutoscaler.image, mirrors) } : {}), tag: clusterAutoscalerImageTag(target.kubernetesVersion) },
     rbac: {
       create: false,
       // Stryker disable next-line BooleanLiteral: equivalent, the chart renders its ServiceAccount only with rbac.create too (templates/serviceaccount.yaml)

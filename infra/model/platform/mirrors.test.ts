@@ -5,7 +5,7 @@ import { buildGoProgram } from "../../../tests/go-programs";
 import { fleetConfigSchema } from "../config/fleet-config";
 import { catalog } from "../versions/catalog";
 import { clusterApiProviders } from "./cluster-api-providers";
-import { mirroredChart, providerArtifact, providerFetchConfig } from "./mirrors";
+import { mirroredChart, mirroredImage, providerArtifact, providerFetchConfig, splitImageRepository } from "./mirrors";
 
 /** What cluster-api-operator v0.28.0 makes of each `fetchConfig.oci` value with the provider's version (tests/go/oras-repository). */
 function operatorReads(artifacts: readonly { oci: string; version: string }[]): string[] {
@@ -14,6 +14,27 @@ function operatorReads(artifacts: readonly { oci: string; version: string }[]): 
   if (run.status !== 0) throw new Error(`oras-repository failed: ${run.stderr}`);
   return run.stdout.trimEnd().split("\n");
 }
+
+/** How the container runtime reads each image reference (tests/go/image-reference: the real distribution/reference). */
+function runtimeReads(images: readonly string[]): string[] {
+  const { binary } = buildGoProgram("image-reference");
+  const run = spawnSync(binary, { input: images.map((image) => `${image}\n`).join(""), encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });
+  if (run.status !== 0) throw new Error(`image-reference failed: ${run.stderr}`);
+  return run.stdout.trimEnd().split("\n");
+}
+
+/** Every image repository of the platform the images mirror moves (catalog). */
+const platformImages = [
+  catalog.clusterApiOperator.image,
+  catalog.caren.image,
+  catalog.flux.operatorImage,
+  catalog.flux.registry,
+  catalog.clusterAutoscaler.image,
+  ...clusterApiProviders.map((provider) => provider.image),
+];
+
+/** True when the stack config takes `images` as the images mirror. */
+const imagesAccepted = (images: string) => fleetConfigSchema.shape.mirrors.safeParse({ images }).success;
 
 /** True when the stack config takes `providers` as the providers mirror. */
 const configAccepts = (providers: string) => fleetConfigSchema.shape.mirrors.safeParse({ providers }).success;
@@ -24,6 +45,45 @@ describe("mirrors", () => {
     expect(mirroredChart(pin)).toBe(pin);
     expect(mirroredChart(pin, { providers: "registry.example.com/capi" })).toBe(pin);
     expect(mirroredChart(pin, { charts: "oci://registry.example.com/charts" })).toEqual({ chart: pin.chart, version: pin.version, repository: "oci://registry.example.com/charts" });
+  });
+
+  it("splits an image repository into registry and path as the container runtime does", () => {
+    const repositories = [...platformImages, "nginx", "library/nginx", "hetznercloud/hcloud-cloud-controller-manager", "localhost/a", "localhost:5000/a/b", "registry.example.com:5443/a/b/c", "Registry.Example.com/a"];
+    const read = runtimeReads(repositories);
+    repositories.forEach((repository, index) => {
+      const { registry, path } = splitImageRepository(repository);
+      expect(read[index], repository).toBe(`ok ${registry} ${path} -`);
+    });
+  });
+
+  it("leaves every image at its public registry without an images mirror", () => {
+    for (const image of platformImages) expect(mirroredImage(image)).toBe(image);
+    expect(mirroredImage(catalog.caren.image, { charts: "oci://registry.example.com/charts" })).toBe(catalog.caren.image);
+  });
+
+  it("moves each image into the images mirror with its path, where the runtime pulls it from the mirror's registry (2,000 generated mirrors)", () => {
+    const segment = fc.stringMatching(/^[a-z0-9]{1,6}$/);
+    const mirrors = fc.sample(
+      fc.tuple(fc.array(segment, { minLength: 1, maxLength: 3 }), fc.option(fc.integer({ min: 1, max: 65535 }), { nil: undefined }), fc.array(segment, { maxLength: 3 })).map(([host, port, path]) => [host.join(".") + (port ? `:${port}` : ""), ...path].join("/")),
+      { numRuns: 2_000, seed: 41 },
+    ).filter(imagesAccepted);
+    expect(mirrors.length).toBeGreaterThan(1_000);
+    const pulls = mirrors.flatMap((images) => platformImages.map((image) => ({ images, image, moved: `${mirroredImage(image, { images })}:v1.0.0` })));
+    const read = runtimeReads(pulls.map((pull) => pull.moved));
+    const wrong = pulls.filter(({ images, image }, index) => {
+      const [registry, ...prefix] = images.split("/");
+      return read[index] !== `ok ${registry} ${[...prefix, splitImageRepository(image).path].join("/")} v1.0.0`;
+    });
+    expect(wrong).toEqual([]);
+  });
+
+  it("refuses as an images mirror what the runtime would read as a docker.io path, a scheme, a tag or a trailing '/'", () => {
+    for (const value of ["mirror/platform", "mirror", "https://registry.example.com/mirror", "registry.example.com/mirror:v1", "registry.example.com/mirror/", "registry.example.com//mirror"]) {
+      expect(imagesAccepted(value), value).toBe(false);
+    }
+    for (const value of ["registry.example.com", "registry.example.com/mirror", "localhost:5000/mirror", "localhost/a", "10.0.0.1:5000"]) expect(imagesAccepted(value), value).toBe(true);
+    // What the refused first one would pull: docker.io.
+    expect(runtimeReads([`${mirroredImage(catalog.caren.image, { images: "mirror/platform" })}:v1`])[0]).toMatch(/^ok docker\.io mirror\/platform\//);
   });
 
   it("fetches the providers from GitHub without a providers mirror", () => {

@@ -9,6 +9,26 @@ import type { ClusterApiProviderSpec } from "./cluster-api-providers";
  */
 export type Mirrors = Readonly<MirrorSettings>;
 
+/**
+ * An image repository (`registry/path`, no tag) split as container runtimes split it: the first
+ * component is the registry only when it holds a `.` or a `:` or is `localhost`; otherwise the
+ * image is on docker.io, and a one-component path is under `library/`
+ * (github.com/distribution/reference@v0.6.0: normalize.go, `splitDockerDomain`).
+ */
+export function splitImageRepository(repository: string): { registry: string; path: string } {
+  const slash = repository.indexOf("/");
+  const first = slash === -1 ? "" : repository.slice(0, slash);
+  if (slash === -1 || (!/[.:]/.test(first) && first !== "localhost" && first.toLowerCase() === first)) {
+    return { registry: "docker.io", path: slash === -1 ? `library/${repository}` : repository };
+  }
+  return { registry: first, path: repository.slice(slash + 1) };
+}
+
+/** An image repository (or registry prefix) moved into the images mirror, its path kept: `<images>/<path>`; unchanged without one. */
+export function mirroredImage(repository: string, mirrors: Mirrors = {}): string {
+  return mirrors.images ? `${mirrors.images}/${splitImageRepository(repository).path}` : repository;
+}
+
 /** A chart pin with its repository replaced by the charts mirror, when there is one. */
 export function mirroredChart(pin: HelmChartPin, mirrors: Mirrors = {}): HelmChartPin {
   return mirrors.charts ? { ...pin, repository: mirrors.charts } : pin;

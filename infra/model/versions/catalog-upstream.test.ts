@@ -3,7 +3,9 @@ import path from "node:path";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { carenChartDir } from "../../../tests/caren-variables";
 import { capiModuleDir, moduleDir } from "../../../tests/cluster-class-topology";
+import { dirOrThrow } from "../../../tests/upstream";
 import { catalog, type MinorRange } from "./catalog";
 import { compareMinors } from "./kubernetes-version";
 
@@ -132,4 +134,46 @@ describe("Flux at the catalog's distribution", () => {
     const next = semver.inc(catalog.flux.distribution, "patch")!;
     if (bundled.includes(next)) expect(bundledTag(next, "source-controller")).not.toBe(catalog.flux.controllers.sourceController);
   });
+});
+
+/** `NAME ?= value` of a Makefile, with `$(OTHER)` expanded from the same file. */
+function makeVariable(makefile: string, name: string): string {
+  const value = new RegExp(`^${name} \\?= (.+)$`, "m").exec(makefile)?.[1]?.trim();
+  if (value === undefined) throw new Error(`the Makefile sets no ${name}`);
+  return value.replace(/\$\((\w+)\)/g, (_, other: string) => makeVariable(makefile, other));
+}
+
+describe("the platform's images (what the images mirror moves)", () => {
+  it("Cluster API's, CAAPH's and the operator's release images are their Makefiles' production registry and image names", () => {
+    const capi = readFileSync(path.join(capiModuleDir(), "Makefile"), "utf8");
+    expect(catalog.clusterApi.images).toEqual({
+      core: `${makeVariable(capi, "PROD_REGISTRY")}/${makeVariable(capi, "IMAGE_NAME")}`,
+      kubeadmBootstrap: `${makeVariable(capi, "PROD_REGISTRY")}/${makeVariable(capi, "KUBEADM_BOOTSTRAP_IMAGE_NAME")}`,
+      kubeadmControlPlane: `${makeVariable(capi, "PROD_REGISTRY")}/${makeVariable(capi, "KUBEADM_CONTROL_PLANE_IMAGE_NAME")}`,
+    });
+    const caaph = readFileSync(path.join(moduleDir("sigs.k8s.io/cluster-api-addon-provider-helm", catalog.caaph.version), "Makefile"), "utf8");
+    expect(catalog.caaph.image).toBe(`${makeVariable(caaph, "PROD_REGISTRY")}/${makeVariable(caaph, "IMAGE_NAME")}`);
+    const operator = readFileSync(path.join(moduleDir("sigs.k8s.io/cluster-api-operator", `v${catalog.clusterApiOperator.chart.version}`), "Makefile"), "utf8");
+    expect(catalog.clusterApiOperator.image).toBe(`${makeVariable(operator, "PROD_REGISTRY")}/${makeVariable(operator, "IMAGE_NAME")}`);
+  }, 11 * 60_000);
+
+  it("cert-manager's chart builds its images from imageRegistry, which the program sets to the mirror, and keeps their path", () => {
+    const values = parse(readFileSync(path.join(moduleDir("github.com/cert-manager/cert-manager", catalog.certManager.chart.version), "deploy", "charts", "cert-manager", "values.yaml"), "utf8")) as {
+      imageRegistry?: string;
+      imageNamespace?: string;
+      image?: { name?: string };
+    };
+    // The public image is quay.io/jetstack/cert-manager-controller: <imageRegistry>/<imageNamespace>/<name>.
+    expect([values.imageRegistry, values.imageNamespace, values.image?.name]).toEqual(["quay.io", "jetstack", "cert-manager-controller"]);
+  }, 11 * 60_000);
+
+  it("CAREN's image is its chart's image.repository", () => {
+    const values = parse(readFileSync(path.join(dirOrThrow("CAREN's chart", carenChartDir()), "values.yaml"), "utf8")) as { image?: { repository?: string } };
+    expect(values.image?.repository).toBe(catalog.caren.image);
+  });
+
+  it("the Flux Operator's default distribution registry is the catalog's", () => {
+    const options = readFileSync(path.join(moduleDir("github.com/controlplaneio-fluxcd/flux-operator", `v${catalog.flux.operatorChart.version}`), "internal", "builder", "options.go"), "utf8");
+    expect(options).toContain(`Registry:           "${catalog.flux.registry}",`);
+  }, 11 * 60_000);
 });

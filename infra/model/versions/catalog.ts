@@ -96,6 +96,8 @@ export const catalog = {
       repository: "https://kubernetes-sigs.github.io/cluster-api-operator",
       version: "0.28.0",
     },
+    /** The released chart's `image.manager.repository`: its Makefile's PROD_REGISTRY and IMAGE_NAME (release target). */
+    image: "registry.k8s.io/capi-operator/cluster-api-operator",
   },
 
   /** Cluster API core, kubeadm bootstrap and kubeadm control-plane providers. */
@@ -119,6 +121,12 @@ export const catalog = {
     servedContracts: ["v1beta1", "v1beta2"],
     /** CAPI issue #11920: v1beta1 is no longer served from this release on. */
     v1beta1RemovedIn: "v1.16.0",
+    /** The release's manager images, tagged with the version (sigs.k8s.io/cluster-api@v1.12.10: Makefile, PROD_REGISTRY and *_IMAGE_NAME). */
+    images: {
+      core: "registry.k8s.io/cluster-api/cluster-api-controller",
+      kubeadmBootstrap: "registry.k8s.io/cluster-api/kubeadm-bootstrap-controller",
+      kubeadmControlPlane: "registry.k8s.io/cluster-api/kubeadm-control-plane-controller",
+    },
   },
 
   /**
@@ -142,12 +150,20 @@ export const catalog = {
     contract: "v1beta1",
     /** CAPH releases that speak only v1beta1, so they need a CAPI that still serves it (semver range). */
     v1beta1OnlyReleases: "<1.2.0",
+    /**
+     * The release's manager image, tagged with the version: its Makefile's `release` target sets
+     * `$(IMAGE_PREFIX)/$(INFRA_SHORT)` = ghcr.io/syself/caph. A reading of the source store's
+     * snapshot of the repository (the Go module proxy refuses the module; the data copy has no Makefile).
+     */
+    image: "ghcr.io/syself/caph",
   },
 
   /** Cluster API Add-on Provider Helm (HelmChartProxy), used by CAREN's HelmAddon strategy. */
   caaph: {
     /** nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0: hack/third-party/caaph/go.mod. */
     version: "v0.6.4",
+    /** The release's manager image, tagged with the version (sigs.k8s.io/cluster-api-addon-provider-helm@v0.6.4: Makefile, PROD_REGISTRY and IMAGE_NAME). */
+    image: "registry.k8s.io/cluster-api-helm/cluster-api-helm-controller",
   },
 
   /** Cluster API Runtime Extensions Nutanix. */
@@ -158,6 +174,8 @@ export const catalog = {
       repository: "https://nutanix-cloud-native.github.io/cluster-api-runtime-extensions-nutanix/helm",
       version: "v0.50.0",
     },
+    /** The chart's `image.repository` (charts/cluster-api-runtime-extensions-nutanix/values.yaml). */
+    image: "ghcr.io/nutanix-cloud-native/cluster-api-runtime-extensions-nutanix",
     /** CAREN v0.45+ serves v1beta2 ClusterClass patches and is built on CAPI v1.12 (go.mod v1.12.5). */
     minimumClusterApi: "v1.12.0",
     /** The first CAREN release that needs `minimumClusterApi`. */
@@ -251,6 +269,8 @@ export const catalog = {
      * the image is registry.k8s.io/autoscaling/cluster-autoscaler (the chart's `image.repository`).
      */
     imageTagByMinor: { "1.33": "v1.33.6", "1.34": "v1.34.5", "1.35": "v1.35.2" } as Readonly<Record<string, string>>,
+    /** The chart's `image.repository` (a reading of its values.yaml at that chart tag). */
+    image: "registry.k8s.io/autoscaling/cluster-autoscaler",
   },
 
   /** Flux, installed by the Flux Operator from a FluxInstance. */
@@ -261,6 +281,13 @@ export const catalog = {
       repository: "oci://ghcr.io/controlplaneio-fluxcd/charts",
       version: "0.59.0",
     },
+    /**
+     * The operator chart's `image.repository`: a reading of controlplaneio-fluxcd/charts,
+     * charts/flux-operator/values.yaml (the source store's snapshot; no module carries the chart).
+     */
+    operatorImage: "ghcr.io/controlplaneio-fluxcd/flux-operator",
+    /** FluxInstance `spec.distribution.registry`: where Flux's controller images come from (the CRD's example and the operator's default). */
+    registry: "ghcr.io/fluxcd",
     /**
      * FluxInstance `spec.distribution.version`: an exact release, so a Flux upgrade is a
      * reviewed one-line change here rather than something the operator does on its own.
