@@ -372,9 +372,15 @@ describe("fleetConfigSchema field checks", () => {
   });
 
   it("refuses an unknown kind of mirror, naming the kinds there are", () => {
-    const found = problems(({ fleet }) => (fleet.mirrors = { images: "registry.example.com" }));
+    const found = problems(({ fleet }) => (fleet.mirrors = { binaries: "registry.example.com" }));
+    expect([...found.keys()]).toEqual(["mirrors.binaries"]);
+    expect(allowedKeysFromMessage(found.get("mirrors.binaries")!)).toEqual(["charts", "providers", "images"]);
+  });
+
+  it("refuses an images mirror the container runtime would read as a docker.io path, naming the path and what is allowed", () => {
+    const found = problems(({ fleet }) => (fleet.mirrors = { images: "mirror/platform" }));
     expect([...found.keys()]).toEqual(["mirrors.images"]);
-    expect(allowedKeysFromMessage(found.get("mirrors.images")!)).toEqual(["charts", "providers"]);
+    expect(found.get("mirrors.images")).toContain("whose registry has a '.' or a port, or is localhost");
   });
 
   it("takes login names of up to 32 characters as useradd does, never root", () => {
