@@ -14,14 +14,18 @@ export function writeCommandPluginStandIn(dir: string): string {
   return wrapper;
 }
 
+/** The fields of each row of tools/toolchain's PLUGINS block (NAME VERSION MODULE PIN), comments left out. */
+export function toolchainPluginRows(script: string): string[][] {
+  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
+  return block
+    .split("\n")
+    .filter((line) => line.trim() && !line.trim().startsWith("#"))
+    .map((line) => line.trim().split(/\s+/));
+}
+
 /** The Go module and pin tools/toolchain builds a provider plugin from (its PLUGINS block). */
 export function pluginModule(name: string): { module: string; pin: string } {
-  const script = readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8");
-  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
-  const row = block
-    .split("\n")
-    .map((line) => line.trim().split(/\s+/))
-    .find((fields) => fields[0] === name);
+  const row = toolchainPluginRows(readFileSync(path.join(repoRoot, "tools", "toolchain"), "utf8")).find((fields) => fields[0] === name);
   if (!row || row.length < 4) throw new Error(`tools/toolchain has no PLUGINS row for ${name}`);
   return { module: row[2]!, pin: row[3]! };
 }

@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { repoRoot } from "./stack-files";
+import { toolchainPluginRows } from "./plugins";
 
 // Repository rules that review tends to miss: versions live in the catalog only, and the
 // domain model stays free of Pulumi so the policy pack can share it.
@@ -58,11 +59,7 @@ describe("the domain model", () => {
 
 /** `name version` of each row in tools/toolchain's PLUGINS block. */
 export function toolchainPlugins(script: string): string[] {
-  const block = /^PLUGINS='\n([\s\S]*?)^'/m.exec(script)?.[1] ?? "";
-  return block
-    .split("\n")
-    .filter((line) => line.trim() && !line.trim().startsWith("#"))
-    .map((line) => line.trim().split(/\s+/).slice(0, 2).join(" "));
+  return toolchainPluginRows(script).map((fields) => fields.slice(0, 2).join(" "));
 }
 
 describe("the offline toolchain", () => {
