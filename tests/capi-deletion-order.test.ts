@@ -30,6 +30,14 @@ const holdMs = 6000;
  */
 const gcHoldMs = 95_000;
 const pollMs = 100;
+/**
+ * What BeforeClusterDelete must keep: the control plane and the infrastructure cluster (the load
+ * balancer's owner). Under Foreground the negative control waits for the garbage collector to mark
+ * these. MachineDeployments are left out of that wait: on a busy machine (two test files in
+ * parallel) the collector once had not marked one 95 s after the control plane, and CAPI deleted it
+ * after the release; what breaks CAPI's order is already the control plane going first.
+ */
+const heldByTheHook = (s: { kind: Kind }): boolean => s.kind !== "MachineDeployment";
 
 let loop: CapiInTheLoop | undefined;
 let failed = false;
@@ -153,7 +161,7 @@ async function deleteAndWatch(base: KubeObject, suffix: string, policy: ReturnTy
     // CRD kinds only after its discovery sync, every 30 s (k8s.io/kubernetes@v1.35.4:
     // cmd/kube-controller-manager/app/core.go, garbageCollectorController.Run), so a fixed hold
     // could end before it looked, on a loaded machine.
-    const holdFor = policy === "Foreground" && !seen.every((s) => s.markedMs !== undefined) ? gcHoldMs : holdMs;
+    const holdFor = policy === "Foreground" && !seen.filter(heldByTheHook).every((s) => s.markedMs !== undefined) ? gcHoldMs : holdMs;
     if (!released && firstHookMs !== undefined && now >= firstHookMs + holdFor) {
       released = true;
       releasedMs = now;
@@ -240,20 +248,22 @@ describe(`Cluster API ${catalog.clusterApi.version} with the garbage collector: 
     expect(firstMark("KubeadmControlPlane")).toBeLessThanOrEqual(firstMark("HetznerCluster"));
   });
 
-  track("Foreground (pulumi-kubernetes' default, negative control): the garbage collector marks them together, before BeforeClusterDelete is released, and CAPI's order does not hold", async () => {
+  track("Foreground (pulumi-kubernetes' default, negative control): the garbage collector marks the control plane and the infrastructure cluster while BeforeClusterDelete still holds, and CAPI's order does not hold", async () => {
     const base = tenants.at(-1)!;
     const withoutAnnotation = { ...base.metadata.annotations };
     delete withoutAnnotation["pulumi.com/deletionPropagationPolicy"];
     const policy = deletePropagationPolicy(withoutAnnotation);
     expect(policy).toBe("Foreground");
     const run = await deleteAndWatch(base, "fg", policy);
-    for (const { kind } of kinds) {
-      const ofKind = run.seen.filter((s) => s.kind === kind);
-      expect(ofKind.length, kind).toBeGreaterThan(0);
-      for (const object of ofKind) expect(object.markedMs, `${kind} ${object.name} marked before BeforeClusterDelete was released`).toBeLessThan(run.releasedMs);
+    for (const { kind } of kinds) expect(run.seen.filter((s) => s.kind === kind).length, kind).toBeGreaterThan(0);
+    for (const object of run.seen.filter(heldByTheHook)) {
+      expect(object.markedMs, `${object.kind} ${object.name} marked before BeforeClusterDelete was released`).toBeLessThan(run.releasedMs);
     }
-    const marks = run.seen.map((s) => s.markedMs!);
-    report.push(`foreground: every object marked within ${Math.max(...marks) - Math.min(...marks)} ms of the first, all before the hook's release at ${run.releasedMs} ms`);
+    const marks = run.seen.filter(heldByTheHook).map((s) => s.markedMs!);
+    const workers = run.seen.filter((s) => !heldByTheHook(s)).map((s) => (s.markedMs !== undefined && s.markedMs < run.releasedMs ? "before" : "after"));
+    report.push(
+      `foreground: the control plane and infrastructure cluster marked within ${Math.max(...marks) - Math.min(...marks)} ms of each other, before the hook's release at ${run.releasedMs} ms; MachineDeployments marked ${workers.join(", ")} it`,
+    );
     expect(orderViolations(run.seen).length).toBeGreaterThan(0);
   });
 });
