@@ -12,6 +12,7 @@ import { managementAdminPortsClosed } from "./rules/management-admin-ports-close
 import { managementDeletionProtection } from "./rules/management-deletion-protection";
 import { managementK3sUpgradePath } from "./rules/management-k3s-upgrade-path";
 import { managementKubernetesVersion } from "./rules/management-kubernetes-version";
+import { monthlyBudget } from "./rules/monthly-budget";
 import { providerContracts } from "./rules/provider-contracts";
 import { tenantHasHcloudCcm } from "./rules/tenant-has-hcloud-ccm";
 import { tenantNotRemoved } from "./rules/tenant-not-removed";
@@ -44,4 +45,5 @@ export const allRules = [
   managementDeletionProtection,
   managementAdminPortsClosed,
   fleetObjectsDeclared,
+  monthlyBudget,
 ];

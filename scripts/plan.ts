@@ -5,7 +5,12 @@
 // Which versions run comes from the stack's own `tenantVersions` output: read from a local
 // file backend's state when there is one, from --deployed-from, or per tenant from
 // --deployed (later sources win); tenants without one are planned as new clusters.
-import { existsSync, readdirSync, readFileSync } from "node:fs";
+//
+// Then the stack's monthly cost, now (the stack file at --base, default HEAD) and after (the
+// stack file as it is), at the price table's prices (infra/model/costs); `--cost-report <file>`
+// writes that for every stack as JSON instead, for the pull request's comment.
+import { spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { gunzipSync } from "node:zlib";
 import path from "node:path";
 import { parseArgs } from "node:util";
@@ -17,12 +22,20 @@ import { stackConfigFromFile } from "../infra/model/config/stack-file";
 import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, projectName } from "../infra/model/config/validate-fleet-config";
 import { tenantVersionsOutputName } from "../infra/model/versions/tenant-upgrades";
 import { parseKubernetesVersion } from "../infra/model/versions/kubernetes-version";
+import { fleetCostReport, formatStackCost, stackCostChange, type StackCostChange } from "../infra/model/costs/cost-report";
+import { parsePriceTable, priceTable, type PriceTable } from "../infra/model/costs/price-table";
+import { isUnrefreshed, unpricedProblems, type CostedStack } from "../infra/model/costs/stack-cost";
 
-const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-]
+const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-] [--base <git ref>] [--prices <file>]
+       npm run plan -- --cost-report <file> [--base <git ref>] [--prices <file>]
 
   --stack          stack whose stacks/Pulumi.<name>.yaml holds the target versions
   --deployed       what a tenant runs now, e.g. --deployed analytics=${catalog.tenantKubernetesVersions[0]}
   --deployed-from  JSON from \`pulumi stack output tenantVersions --json\` (- reads stdin)
+  --base           the commit whose stack files are "now" in the cost (default HEAD)
+  --prices         a price table to use instead of infra/model/costs/hcloud-prices.json
+  --cost-report    write every stack's cost, now and after, as JSON (for the PR comment);
+                   stacks that cannot be priced are listed in it with their config paths
 
 Without them, deployed versions come from the stack's state when it is in a local file
 backend (PULUMI_BACKEND_URL=file://…, or .pulumi-state as npm run preview uses). Tenants
@@ -37,6 +50,9 @@ function main(argv: string[]): number {
       stack: { type: "string" },
       deployed: { type: "string", multiple: true },
       "deployed-from": { type: "string" },
+      base: { type: "string" },
+      prices: { type: "string" },
+      "cost-report": { type: "string" },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -49,11 +65,26 @@ function main(argv: string[]): number {
   const stacksDir = path.resolve("stacks");
   const stacks = readdirSync(stacksDir)
     .map((file) => /^Pulumi\.(.+)\.yaml$/.exec(file)?.[1])
-    .filter((name): name is string => name !== undefined);
+    .filter((name): name is string => name !== undefined)
+    .sort();
+  const table = values.prices ? readPriceTable(values.prices) : priceTable;
+  const base = values.base ?? "HEAD";
+  if (values["cost-report"]) {
+    const changes = stacks.map((stack) => costChangeOf(stack, path.join(stacksDir, `Pulumi.${stack}.yaml`), base, table));
+    const report = fleetCostReport(
+      changes.flatMap((entry) => ("change" in entry ? [entry.change] : [])),
+      changes.flatMap((entry) => ("problems" in entry ? [entry] : [])),
+      table,
+    );
+    writeFileSync(values["cost-report"], `${JSON.stringify(report, undefined, 2)}\n`);
+    // Stacks that cannot be priced are in the report (the comment shows their config paths).
+    return 0;
+  }
   if (!values.stack || !stacks.includes(values.stack)) {
     throw new UsageError(`${values.stack ? `no stack file stacks/Pulumi.${values.stack}.yaml` : "--stack is required"}; stacks: ${stacks.join(", ")}`);
   }
-  const tenants = readTenants(values.stack, path.join(stacksDir, `Pulumi.${values.stack}.yaml`));
+  const stackFile = path.join(stacksDir, `Pulumi.${values.stack}.yaml`);
+  const { tenants } = readStack(values.stack, readFileSync(stackFile, "utf8"));
   const deployed = new Map<string, string>();
   const sources: string[] = [];
   const local = readLocalState(values.stack);
@@ -85,7 +116,55 @@ function main(argv: string[]): number {
   const results = tenants.map((tenant) => planTenantUpgrade(tenant.name, deployed.get(tenant.name), tenant.kubernetesVersion));
   console.log(`Deployed versions from: ${sources.join("; ")}`);
   console.log(formatUpgradeCampaign(values.stack, catalog.tenantKubernetesVersions, results));
+  const cost = costChangeOf(values.stack, stackFile, base, table);
+  if ("problems" in cost) {
+    console.error(cost.problems.map((problem) => `${problem.path}: ${problem.message}`).join("\n"));
+    return 1;
+  }
+  console.log("");
+  console.log(formatStackCost(cost.change, table, { now: `stacks/Pulumi.${values.stack}.yaml at ${base}`, after: "the stack file as it is" }));
   return results.some(isUpgradeProblem) ? 1 : 0;
+}
+
+/** A price table file (`--prices`), checked like the committed one. */
+function readPriceTable(file: string): PriceTable {
+  try {
+    return parsePriceTable(JSON.parse(readFileSync(file, "utf8")) as unknown);
+  } catch (error) {
+    throw new UsageError(`--prices ${file}: ${(error as Error).message}`);
+  }
+}
+
+/** The stack file at a git ref, or why there is none. */
+function stackFileAt(ref: string, file: string): { text: string } | { missing: string } {
+  const relative = `./${path.relative(process.cwd(), file).split(path.sep).join("/")}`;
+  const git = (...args: string[]) => spawnSync("git", args, { encoding: "utf8", maxBuffer: 16 * 1024 * 1024 });
+  const tree = git("rev-parse", "--verify", "--quiet", `${ref}^{tree}`);
+  if (tree.error) return { missing: `git is not available: ${tree.error.message}` };
+  if (tree.status !== 0) return { missing: `${ref} is not a commit of this repository` };
+  if (git("cat-file", "-e", `${ref}:${relative}`).status !== 0) return { missing: `the stack file is new since ${ref}` };
+  return { text: git("show", `${ref}:${relative}`).stdout };
+}
+
+/**
+ * A stack's cost now (its file at `base`) and after (its file as it is). A price table that
+ * prices some types but not one this stack uses is a config problem, with its path: the cost
+ * cannot be known. An empty table (never refreshed) is not: the plan says so.
+ */
+function costChangeOf(stack: string, file: string, base: string, table: PriceTable): { change: StackCostChange } | { stack: string; problems: { path: string; message: string }[] } {
+  const after = readStack(stack, readFileSync(file, "utf8"), true);
+  if (!isUnrefreshed(table)) {
+    const problems = unpricedProblems(after, table);
+    if (problems.length > 0) return { stack, problems };
+  }
+  const old = stackFileAt(base, file);
+  if ("missing" in old) return { change: stackCostChange(stack, undefined, after, table, old.missing) };
+  try {
+    return { change: stackCostChange(stack, readStack(stack, old.text, true), after, table) };
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    return { change: stackCostChange(stack, undefined, after, table, `its file at ${base} fails today's validation`) };
+  }
 }
 
 /**
@@ -117,14 +196,15 @@ function readLocalState(stack: string): { versions: Map<string, string>; note: s
 class ConfigError extends Error {}
 
 /**
- * The stack file's tenants, after the program's whole config validation (infra/config.ts runs
- * the same parseFleetConfig), so a config that `pulumi preview` would stop on stops here too.
- * A shard stack (`managementStack` set) goes through the shard's validation and plans its own tenants.
+ * The stack file's tenants (and management cluster), after the program's whole config validation
+ * (infra/config.ts runs the same parseFleetConfig), so a config that `pulumi preview` would stop on
+ * stops here too. A shard stack (`managementStack` set) goes through the shard's validation and
+ * plans its own tenants. `quiet`: no warnings (the file at the cost's base).
  */
-function readTenants(stack: string, file: string) {
+function readStack(stack: string, text: string, quiet = false): CostedStack {
   let config;
   try {
-    const input = stackConfigFromFile(stack, parse(readFileSync(file, "utf8")));
+    const input = stackConfigFromFile(stack, parse(text));
     config = configKeys.managementStack in input.values ? parseShardConfig(input) : parseFleetConfig(input);
   } catch (error) {
     if (error instanceof FleetConfigError) {
@@ -132,10 +212,12 @@ function readTenants(stack: string, file: string) {
     }
     throw error;
   }
-  for (const warning of config.warnings) {
-    console.error(`plan: warning: ${warning.path}: ${warning.message}`);
+  if (!quiet) {
+    for (const warning of config.warnings) {
+      console.error(`plan: warning: ${warning.path}: ${warning.message}`);
+    }
   }
-  return config.tenants;
+  return { tenants: config.tenants, ...("management" in config ? { management: config.management } : {}) };
 }
 
 try {

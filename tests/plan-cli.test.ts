@@ -141,3 +141,111 @@ describe("npm run plan", () => {
     expect(result.stderr).toContain("usage: npm run plan");
   });
 });
+
+// ---- the monthly cost ------------------------------------------------------------------------------
+
+/** Prices for hand arithmetic (not Hetzner's), in fsn1 only. */
+const testPrices = (() => {
+  const entry = (price: string) => ({ source: "test", date: "2026-12-06", monthlyNet: { fsn1: price } });
+  return { currency: "EUR", serverTypes: { cx23: entry("3.00"), cx33: entry("5.00") }, loadBalancerTypes: { lb11: entry("5.00") }, primaryIpv4: entry("0.50") };
+})();
+
+/**
+ * A git repository whose last commit holds dev's stack file as "now", and whose working tree adds
+ * a second tenant with an autoscaled pool as "after" (`edit` changes the new tenant).
+ */
+function costRepo(edit: (tenant: Record<string, unknown>) => void = () => undefined): { dir: string; prices: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), "plan-cost-"));
+  mkdirSync(path.join(dir, "stacks"));
+  const file = path.join(dir, "stacks", "Pulumi.dev.yaml");
+  writeFileSync(file, readFileSync(path.join(repoRoot, "stacks", "Pulumi.dev.yaml")));
+  const git = (...args: string[]) => {
+    const result = spawnSync("git", ["-c", "user.name=test", "-c", "user.email=test@example.com", ...args], { cwd: dir, encoding: "utf8" });
+    expect(result.status, result.stderr).toBe(0);
+  };
+  git("init", "-q");
+  git("add", ".");
+  git("commit", "-q", "-m", "now");
+  const document = parse(readFileSync(file, "utf8")) as { config: Record<string, unknown> };
+  const tenants = document.config["capi-fleet:tenants"] as Record<string, unknown>[];
+  const second = {
+    name: "dev-b",
+    kubernetesVersion: tenants[0]!.kubernetesVersion,
+    regions: ["fsn1"],
+    controlPlane: { replicas: 1, machineType: "cx23" },
+    workers: [{ name: "md-0", autoscaling: { minSize: 1, maxSize: 4 }, machineType: "cx23", failureDomain: "fsn1" }],
+  };
+  edit(second);
+  tenants.push(second);
+  // The same placeholder ciphertext as dev-a's: the plan checks that a secret is there, never decrypts it.
+  const tokens = document.config["capi-fleet:tenantHcloudTokens"] as Record<string, unknown>;
+  tokens["dev-b"] = tokens["dev-a"];
+  writeFileSync(file, stringify(document));
+  const prices = path.join(dir, "prices.json");
+  writeFileSync(prices, JSON.stringify(testPrices));
+  return { dir, prices };
+}
+
+describe("npm run plan: the monthly cost", () => {
+  // By hand, per month, at the test prices (cx23 3.00, cx33 5.00, lb11 5.00, IPv4 0.50):
+  //   dev-a:  1 cx33 + IPv4 (5.50), 1 cx23 + IPv4 (3.50), lb11 (5.00)         = 14.00, unchanged
+  //   dev-b:  1 cx23 + IPv4 (3.50), 1–4 cx23 + IPv4 (3.50–14.00), lb11 (5.00) = 12.00–22.50, new
+  //   management: 1 cx23 + IPv4 (3.50), lb11 (5.00)                           = 8.50
+  //   stack: 22.50 now, 34.50–45.00 after: +12.00–+22.50
+  it("prints each tenant, the management cluster and the stack, now (HEAD) and after (the file as it is), an autoscaled pool as a range", () => {
+    const { dir, prices } = costRepo();
+    const result = plan(["--stack", "dev", "--prices", prices], undefined, {}, dir);
+    expect(result.stderr).toBe("");
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("Monthly cost of stack dev (EUR, net of VAT; an autoscaled pool as min–max):");
+    expect(result.stdout).toContain("now: stacks/Pulumi.dev.yaml at HEAD; after: the stack file as it is");
+    expect(result.stdout).toMatch(/\n {2}dev-a +14\.00 +14\.00 +±0\.00\n/);
+    expect(result.stdout).toMatch(/\n {2}dev-b +— +12\.00–22\.50 +\+12\.00–\+22\.50\n/);
+    expect(result.stdout).toMatch(/\n {2}\(management cluster\) +8\.50 +8\.50 +±0\.00\n/);
+    expect(result.stdout).toMatch(/\n {2}stack total +22\.50 +34\.50–45\.00 +\+12\.00–\+22\.50\n/);
+    expect(result.stdout).toContain("Not known in advance, not included: load balancers of LoadBalancer Services");
+  });
+
+  it("stops with the config path when a server type has no price", () => {
+    const { dir, prices } = costRepo((tenant) => ((tenant.workers as Record<string, unknown>[])[0]!.machineType = "cx53"));
+    const result = plan(["--stack", "dev", "--prices", prices], undefined, {}, dir);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('tenants[1].workers[0].machineType: "cx53" has no price in the price table (infra/model/costs/hcloud-prices.json); allowed: cx23, cx33');
+  });
+
+  it("writes the PR comment's report: the fleet's change and the largest movers", () => {
+    const { dir, prices } = costRepo();
+    const report = path.join(dir, "costs.json");
+    const result = plan(["--cost-report", report, "--prices", prices], undefined, {}, dir);
+    expect(result.status, result.stderr).toBe(0);
+    const written = JSON.parse(readFileSync(report, "utf8")) as Record<string, unknown>;
+    expect(written).toMatchObject({
+      currency: "EUR",
+      refreshed: true,
+      fleet: { now: "22.50", after: "34.50–45.00", change: "+12.00–+22.50" },
+      movers: [{ tenant: "dev-b", stack: "dev", now: "—", after: "12.00–22.50", change: "+12.00–+22.50" }],
+      stacks: [{ stack: "dev", now: "22.50", after: "34.50–45.00", change: "+12.00–+22.50", unpriced: [] }],
+      unpricedStacks: [],
+    });
+  });
+
+  it("says so when the price table was never refreshed (the committed one, until someone with a Hetzner token refreshes it)", () => {
+    const { dir } = costRepo();
+    const empty = path.join(dir, "empty.json");
+    writeFileSync(empty, JSON.stringify({ currency: "EUR", serverTypes: {}, loadBalancerTypes: {}, primaryIpv4: null }));
+    const result = plan(["--stack", "dev", "--prices", empty], undefined, {}, dir);
+    expect(result.status).toBe(0);
+    expect(result.stdout).toContain("Monthly cost of stack dev: the price table holds no prices yet; refresh it: HCLOUD_TOKEN=… npm run prices -- --refresh");
+  });
+
+  it("counts a stack file that is new since the base as unknown now, not as free", () => {
+    const { dir, prices } = costRepo();
+    // git's empty tree: a base without the stack file.
+    const result = plan(["--stack", "dev", "--prices", prices, "--base", "4b825dc642cb6eb9a060e54bf8d69288fbee4904"], undefined, {}, dir);
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stdout).toContain("now: stacks/Pulumi.dev.yaml at 4b825dc642cb6eb9a060e54bf8d69288fbee4904 (the stack file is new since 4b825dc642cb6eb9a060e54bf8d69288fbee4904)");
+    expect(result.stdout).toMatch(/\n {2}dev-b +\? +12\.00–22\.50 +\?\n/);
+    expect(plan(["--stack", "dev", "--prices", prices, "--base", "no-such-ref"], undefined, {}, dir).stdout).toContain("(no-such-ref is not a commit of this repository)");
+    expect(result.stdout).toMatch(/stack total +\? +34\.50–45\.00 +\?/);
+  });
+});

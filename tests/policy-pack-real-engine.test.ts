@@ -12,7 +12,10 @@ import { catalog } from "../infra/model/versions/catalog";
 import { parseK3sVersion } from "../infra/model/versions/kubernetes-version";
 import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
 import { fleetPlatformOutputName, fleetTenantsOutputName, type FleetPlatform, type FleetTenant } from "../infra/model/config/shards";
-import { configKeys } from "../infra/model/config/validate-fleet-config";
+import { configKeys, parseFleetConfig, parseShardConfig } from "../infra/model/config/validate-fleet-config";
+import { formatAmount, parsePriceTable } from "../infra/model/costs/price-table";
+import { stackCostOf } from "../infra/model/costs/stack-cost";
+import { priceTableVariable } from "../policies/lib/prices";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
@@ -21,6 +24,22 @@ import { offlineEngineScratch } from "./legacy-policy-pack";
 import { engineViewOfRegistrations } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot } from "./stack-files";
+
+/** scripts/preview-summary.mjs: the stack reports the workflows upload, and the PR comment made of them. */
+interface StackReport {
+  stack: string;
+  command: string;
+  exitCode: number;
+  changes?: Record<string, number>;
+  policyPacks: Record<string, string>;
+  violations: { policy: string; level: string; resource: string; message: string }[];
+  errors: string[];
+}
+let summary: {
+  resourceOf: (urn: string) => string;
+  formatComment: (stacks: string[], reports: Map<string, StackReport>) => string;
+};
+const resourceOf = (urn: string) => summary.resourceOf(urn);
 
 /**
  * The policy pack judged by the real Pulumi engine, on what the fleet's program registers.
@@ -42,6 +61,7 @@ const execFileAsync = promisify(execFile);
 const kubernetesPlugin = "kubernetes@4.25.0";
 const kubernetesVersion = kubernetesPlugin.split("@")[1]!;
 const toolchain = path.join(repoRoot, "tools", "toolchain");
+const ciPulumi = path.join(repoRoot, "scripts", "ci-pulumi");
 const scratchRoot = path.join(repoRoot, "node_modules", ".cache", "policy-pack-real-engine");
 let scratch = "";
 let env: NodeJS.ProcessEnv = {};
@@ -70,17 +90,8 @@ async function registrationsOf(stack: string, deployed: Record<string, string> =
   return JSON.parse(JSON.stringify(registrations)) as Registration[];
 }
 
-const policyConfigPath = (stack: string) => path.join(repoRoot, "policies", "config", `${stack}.json`);
-
-/**
- * `type::name` of a URN: the same resource in the mock run and in the engine. A stack-wide
- * violation has no URN in the harness; the engine files it under the stack resource.
- */
-const resourceOf = (urn: string): string => {
-  const [, , qualifiedType = "", name = ""] = urn.split("::");
-  const type = qualifiedType.split("$").pop() ?? "";
-  return urn && type !== "pulumi:pulumi:Stack" ? `${type}::${name}` : "";
-};
+/** A stack's policy config file, or the file itself when given a path. */
+const policyConfigPath = (stack: string) => (path.isAbsolute(stack) ? stack : path.join(repoRoot, "policies", "config", `${stack}.json`));
 
 /** A violation as both sides can state it. */
 interface Finding {
@@ -99,41 +110,36 @@ function withoutDescription(policy: string, message: string): string {
   return description !== undefined && message.startsWith(`${description}\n`) ? message.slice(description.length + 1) : message;
 }
 
-/** The engine's policy events (`--event-log`), markup and the rule's description stripped. */
-function engineFindings(eventLog: string): Finding[] {
-  return eventLog
-    .split("\n")
-    .filter((line) => line.trim())
-    .flatMap((line) => {
-      const event = (JSON.parse(line) as { policyEvent?: { resourceUrn?: string; message: string; policyName: string; enforcementLevel: string } }).policyEvent;
-      if (!event) return [];
-      // eslint-disable-next-line no-control-regex
-      const message = event.message.replace(/<\{%[^%]*%\}>/g, "").replace(/\u001b\[[0-9;]*m/g, "").trim();
-      return [{ policy: event.policyName, level: event.enforcementLevel, resource: resourceOf(event.resourceUrn ?? ""), message: withoutDescription(event.policyName, message) }];
-    });
-}
+/** The engine's policy events, as scripts/preview-summary.mjs reports them (from `--event-log`), the rule's description stripped. */
+const engineFindings = (report: StackReport): Finding[] =>
+  report.violations.map((violation) => ({ ...violation, message: withoutDescription(violation.policy, violation.message) }));
 
 const harnessFindings = (violations: Violation[]): Finding[] =>
   violations.map((violation) => ({ policy: violation.policy, level: violation.level, resource: resourceOf(violation.urn), message: violation.message }));
 
-/** Previews `registrations` as `stack` in the real engine, with that stack's policy config (or `policyStack`'s). */
-async function enginePreview(stack: string, registrations: readonly Registration[], policyStack = stack): Promise<{ code: number; output: string; findings: Finding[] }> {
+/**
+ * Previews `registrations` as `stack` in the real engine, with that stack's policy config (or
+ * `policyStack`'s), through scripts/ci-pulumi as the workflows run it: its report is what the PR comment shows.
+ */
+async function enginePreview(
+  stack: string,
+  registrations: readonly Registration[],
+  policyStack = stack,
+  command: "preview" | "up" = "preview",
+  extraEnv: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; output: string; findings: Finding[]; report: StackReport }> {
   const dir = mkdtempSync(path.join(scratch, "preview-"));
   const replay = path.join(dir, "registrations.json");
-  const eventLog = path.join(dir, "events.jsonl");
+  const reportFile = path.join(dir, "report", `${stack}.json`);
   writeFileSync(replay, JSON.stringify(registrations), { mode: 0o600 });
   const result = await run(
-    "pulumi",
-    ["preview", "--stack", stack, "--non-interactive", "--policy-pack", path.join(scratch, "pack"), "--policy-pack-config", policyConfigPath(policyStack), "--event-log", eventLog],
-    { CAPI_FLEET_REPLAY: replay, CAPI_FLEET_REPLAY_KUBERNETES_VERSION: kubernetesVersion },
+    "bash",
+    [ciPulumi, command, stack, "--policy-pack", path.join(scratch, "pack"), "--policy-pack-config", policyConfigPath(policyStack), "--report", reportFile],
+    { CAPI_FLEET_REPLAY: replay, CAPI_FLEET_REPLAY_KUBERNETES_VERSION: kubernetesVersion, ...extraEnv },
   );
-  let log = "";
-  try {
-    log = readFileSync(eventLog, "utf8");
-  } catch {
-    // no event log: the preview did not start; the output says why
-  }
-  return { ...result, findings: engineFindings(log) };
+  const report = JSON.parse(readFileSync(reportFile, "utf8")) as StackReport;
+  expect(report.exitCode, result.output).toBe(result.code);
+  return { ...result, findings: engineFindings(report), report };
 }
 
 async function harness(stack: string, registrations: readonly Registration[]): Promise<Finding[]> {
@@ -278,12 +284,10 @@ beforeAll(async () => {
   writeFileSync(path.join(scratch, "program", "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
   writeFileSync(path.join(scratch, "program", "package.json"), '{ "name": "policy-engine-replay", "main": "index.cjs" }\n');
   symlinkSync(path.join(repoRoot, "tests", "policy-engine-replay", "index.cjs"), path.join(scratch, "program", "index.cjs"));
-  // preview's --event-log (machine-readable policy events) exists only with debug commands on
-  // (pulumi/pkg/v3@v3.248.0: cmd/pulumi/operations/preview.go).
-  env.PULUMI_DEBUG_COMMANDS = "true";
+  summary = (await import("../scripts/preview-summary.mjs")) as typeof summary;
   const installed = await run("pulumi", ["plugin", "install", "resource", "kubernetes", kubernetesVersion, "--file", plugin]);
   expect(installed.code, installed.output).toBe(0);
-  for (const stack of ["dev", "prod", ...Object.keys(shardsOfProd)]) {
+  for (const stack of ["dev", "prod", ...Object.keys(shardsOfProd), "ci-up"]) {
     const created = await run("pulumi", ["stack", "init", stack]);
     expect(created.code, created.output).toBe(0);
   }
@@ -297,10 +301,26 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
   it.each(["dev", "prod"])("%s, fresh stack: no violation, and the mock harness agrees", async (stack) => {
     const registrations = await registrationsOf(stack);
     const engine = await enginePreview(stack, registrations);
-    expect(engine.output).toContain("capi-fleet@v0.1.0");
+    // The pack ran (the summary event's PolicyPacks: "<name>|local|<path>" → version).
+    expect(Object.keys(engine.report.policyPacks).filter((pack) => pack.startsWith("capi-fleet|")), engine.output).toHaveLength(1);
     expect(engine.findings, engine.output).toEqual([]);
     expect(engine.code, engine.output).toBe(0);
     expect(await harness(stack, registrations)).toEqual([]);
+    // The report the PR comment is made of: the engine's own counts, as its summary prints them.
+    expect(engine.report.changes?.create, engine.output).toBeGreaterThan(0);
+    expect(engine.output).toMatch(new RegExp(`\\+ ${engine.report.changes?.create ?? "?"} to create`));
+    expect(summary.formatComment([stack], new Map([[stack, engine.report]]))).toContain(`| ${stack} | ✅ passed | ${engine.report.changes?.create ?? "?"} | 0 | 0 | 0 | none |`);
+  }, 300_000);
+
+  it("`up` through scripts/ci-pulumi, as the deploy workflow runs it: the engine deploys with the pack, and reports a second run as unchanged", async () => {
+    const first = await enginePreview("ci-up", [], "dev", "up");
+    expect(first.code, first.output).toBe(0);
+    expect(first.report).toMatchObject({ stack: "ci-up", command: "up", exitCode: 0, violations: [], errors: [] });
+    expect(first.report.changes?.create, first.output).toBeGreaterThan(0);
+    expect(Object.keys(first.report.policyPacks).filter((pack) => pack.startsWith("capi-fleet|")), first.output).toHaveLength(1);
+    const second = await enginePreview("ci-up", [], "dev", "up");
+    expect(second.code, second.output).toBe(0);
+    expect(second.report.changes).toEqual({ same: first.report.changes?.create });
   }, 300_000);
 
   it("prod with a violation of every stack rule: each fires, the preview fails, and the mock harness reports the same", async () => {
@@ -333,6 +353,12 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       expect(fired, `${rule} in:\n${engine.output}`).toContain(rule);
     }
     expect(normalise(engine.findings)).toEqual(normalise(await harness("prod", registrations)));
+    // The PR comment: the stack failed, with each violation under it.
+    const mandatory = engine.report.violations.filter((violation) => violation.level === "mandatory").length;
+    const comment = summary.formatComment(["prod"], new Map([["prod", engine.report]]));
+    expect(comment).toContain("### Pulumi preview of 1 stack: 1 failed");
+    expect(comment).toMatch(new RegExp(`\\| prod \\| ❌ failed \\|( [0-9]+ \\|){4} ${mandatory} mandatory, ${engine.report.violations.length - mandatory} advisory \\|`));
+    for (const rule of fired) expect(comment).toContain(`\`${rule}\``);
   }, 300_000);
 
   it("the same violations spread over a sharded fleet (management stack prod, its tenants in two shard stacks): together the stacks report what prod alone reports", async () => {
@@ -367,6 +393,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       [managementKubeconfigOutputName]: "# stand-in kubeconfig of the management cluster\n",
     };
     const findings: Finding[] = [];
+    const reports = new Map<string, StackReport>();
     const engine = await enginePreview("prod", management.registrations);
     expect(normalise(engine.findings)).toEqual(normalise(await harness("prod", management.registrations)));
     findings.push(...engine.findings);
@@ -382,8 +409,67 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       expect(shardEngine.code, shardEngine.output).not.toBe(0);
       expect(normalise(shardEngine.findings)).toEqual(normalise(await harness("prod", registrations)));
       findings.push(...shardEngine.findings);
+      reports.set(stack, shardEngine.report);
     }
+    reports.set("prod", engine.report);
+    const comment = summary.formatComment(["prod", ...Object.keys(shardsOfProd)], reports);
+    expect(comment).toContain("### Pulumi preview of 3 stacks: 3 failed");
+    for (const stack of ["prod", ...Object.keys(shardsOfProd)]) expect(comment).toContain(`<summary>${stack}</summary>`);
     const unique = (list: Finding[]) => normalise([...new Map(list.map((finding) => [JSON.stringify(finding), finding])).values()]);
     expect(unique(findings)).toEqual(unique(alone.findings));
+  }, 900_000);
+  it("monthly-budget across a management stack and a shard: fires one cent over the plan's cost, stays silent at it, in the engine as in the harness", async () => {
+    // Prices for the test (not Hetzner's): the committed table holds none yet. The pack reads them
+    // from CAPI_FLEET_PRICES, as users point it at another table.
+    const entry = (price: string) => ({ source: "test", date: "2026-12-06", monthlyNet: { fsn1: price, nbg1: price, hel1: price } });
+    const prices = { currency: "EUR", serverTypes: { cx23: entry("3.49"), cx33: entry("5.49"), cpx31: entry("13.99"), cax31: entry("12.49") }, loadBalancerTypes: { lb11: entry("5.39") }, primaryIpv4: entry("0.50") };
+    const pricesFile = path.join(scratch, "budget-prices.json");
+    writeFileSync(pricesFile, JSON.stringify(prices));
+    const table = parsePriceTable(prices);
+    const withBudget = (stack: string, stackMonthly: number) => {
+      const file = path.join(mkdtempSync(path.join(scratch, "budget-")), `${stack}.json`);
+      writeFileSync(file, JSON.stringify({ ...(JSON.parse(readFileSync(policyConfigPath("prod"), "utf8")) as object), "monthly-budget": { enforcementLevel: "mandatory", stackMonthly } }));
+      return file;
+    };
+    // What `npm run plan` computes for each stack from its config (the same arithmetic, from the config side).
+    const planned = (stack: string) => {
+      const { values, secretKeys } = shardedProdConfig(stack);
+      const input = { stack, values, secretKeys: new Set(secretKeys), allowPlaceholderSecrets: true };
+      const config = stack in shardsOfProd ? { tenants: parseShardConfig(input).tenants } : parseFleetConfig(input);
+      return stackCostOf(config, table).total.monthly.max;
+    };
+    const fleetTenants: Record<string, FleetTenant> = Object.fromEntries(
+      Object.entries(shardsOfProd).flatMap(([stack, names]) => names.map((name) => [name, { stack: qualifiedStack(stack), namespace: name }])),
+    );
+    const management = await managementRegistrations(fleetTenants);
+    const published = {
+      [fleetPlatformOutputName]: management.platform,
+      [fleetTenantsOutputName]: fleetTenants,
+      [managementKubeconfigOutputName]: "# stand-in kubeconfig of the management cluster\n",
+    };
+    const shard = await shardRegistrations("prod-shard-a", published);
+    const before = process.env[priceTableVariable];
+    process.env[priceTableVariable] = pricesFile;
+    try {
+      for (const [stack, registrations] of [["prod", management.registrations], ["prod-shard-a", shard]] as const) {
+        const cost = planned(stack);
+        expect(cost, stack).toBeGreaterThan(0);
+        const budget = (amount: number) => amount / 10_000;
+        const at = await enginePreview(stack, registrations, withBudget(stack, budget(cost)), "preview", { [priceTableVariable]: pricesFile });
+        expect(at.findings.filter((finding) => finding.policy === "monthly-budget"), at.output).toEqual([]);
+        expect(at.code, at.output).toBe(0);
+        const overFile = withBudget(stack, budget(cost - 100));
+        const over = await enginePreview(stack, registrations, overFile, "preview", { [priceTableVariable]: pricesFile });
+        const fired = over.findings.filter((finding) => finding.policy === "monthly-budget");
+        expect(fired.map((finding) => [finding.level, finding.message]), over.output).toEqual([["mandatory", expect.stringMatching(new RegExp(`^the stack: [0-9.–]*${formatAmount(cost).replace(".", "\\.")} a month is over its budget of ${formatAmount(cost - 100).replace(".", "\\.")}\\.$`))]]);
+        expect(over.code, over.output).not.toBe(0);
+        const config = JSON.parse(readFileSync(overFile, "utf8")) as Record<string, unknown>;
+        const harnessFired = harnessFindings(await evaluate(allRules, engineViewOfRegistrations(registrations), config)).filter((finding) => finding.policy === "monthly-budget");
+        expect(normalise(harnessFired)).toEqual(normalise(fired));
+      }
+    } finally {
+      if (before === undefined) Reflect.deleteProperty(process.env, priceTableVariable);
+      else process.env[priceTableVariable] = before;
+    }
   }, 900_000);
 });

@@ -14,6 +14,7 @@ import { localCommandDir } from "../local-command-dir";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { catalog } from "../../infra/model/versions/catalog";
 import { managementSshKeyName } from "./ssh-key";
+import { DeclaredFacts } from "../policy-facts";
 
 export { planManagementAddresses } from "./address-plan";
 
@@ -107,6 +108,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
       hetzner?.backups ? etcdS3SecretSettings(hetzner.backups, hetzner.location, args.fleetName, hetzner.servers) : undefined,
     );
     this.registerOutputs({
+      ...(built.declared?.outputs() ?? {}),
       etcdSnapshotConfig: this.etcdSnapshotConfig,
       etcdSnapshotStore: this.etcdSnapshotStore,
       kubeconfig: this.kubeconfig,
@@ -129,6 +131,8 @@ export interface HcloudResources {
 
 interface BuiltCluster {
   hcloudResources?: HcloudResources;
+  /** What the billed hcloud resources were created with, for the pack's budget rule (`hetzner` mode). */
+  declared?: DeclaredFacts;
   kubeconfig: pulumi.Output<string>;
   apiEndpoint: pulumi.Output<string>;
   serverAddresses: pulumi.Output<ManagementServerAddress[]>;
@@ -233,11 +237,14 @@ export function createHetznerManagementCluster(
     child,
   );
 
-  const loadBalancer = new hcloud.LoadBalancer(
-    `${name}-api-lb`,
-    { name: `${fleetName}-mgmt-api`, loadBalancerType: settings.apiLoadBalancerType, location: settings.location, labels, ...hetznerProtection },
-    { ...child, protect },
+  // What Hetzner bills for, declared to the policy pack (its budget rule) with the values the resources get.
+  const declared = new DeclaredFacts();
+  const billedLoadBalancer = { loadBalancerType: settings.apiLoadBalancerType, location: settings.location };
+  const loadBalancer = declared.add(
+    new hcloud.LoadBalancer(`${name}-api-lb`, { name: `${fleetName}-mgmt-api`, ...billedLoadBalancer, labels, ...hetznerProtection }, { ...child, protect }),
+    billedLoadBalancer,
   );
+  const billedServer = { serverType: settings.serverType, location: settings.location, publicNets: [{ ipv4Enabled: true, ipv6Enabled: true }] };
   const loadBalancerId = loadBalancer.id.apply(Number);
   const loadBalancerNetwork = new hcloud.LoadBalancerNetwork(
     `${name}-api-lb-network`,
@@ -271,14 +278,12 @@ export function createHetznerManagementCluster(
       `${name}-server-${index + 1}`,
       {
         name: serverName,
-        serverType: settings.serverType,
+        ...billedServer,
         image: settings.image,
-        location: settings.location,
         placementGroupId: placementGroup.id.apply(Number),
         firewallIds: [firewall.id.apply(Number)],
         sshKeys: [sshKey.id],
         networks: [{ networkId, ip: privateIp }],
-        publicNets: [{ ipv4Enabled: true, ipv6Enabled: true }],
         userData,
         labels,
         deleteProtection: settings.deletionProtection,
@@ -298,6 +303,7 @@ export function createHetznerManagementCluster(
         deleteBeforeReplace: true,
       },
     );
+    declared.add(server, billedServer);
     return { server, serverName, privateIp };
   });
   const servers = nodes.map((node) => node.server);
@@ -369,6 +375,7 @@ export function createHetznerManagementCluster(
 
   return {
     hcloudResources: { network, firewall, loadBalancer, servers },
+    declared,
     kubeconfig,
     apiEndpoint,
     serverAddresses: pulumi.all(

@@ -202,6 +202,8 @@ export const declaredKinds: readonly string[] = [
   resourceTypes.coreProvider,
   resourceTypes.infrastructureProvider,
   resourceTypes.extensionConfigPatch,
+  resourceTypes.hcloudServer,
+  resourceTypes.hcloudLoadBalancer,
 ];
 
 /** In a {@link declaredView}: an object of a kind the stack rules read that no component declared. */

@@ -10,9 +10,9 @@ import { declaredKinds, isUndeclared } from "../lib/fleet-resources";
 export const fleetObjectsDeclared = stackRule({
   name: "fleet-objects-declared",
   description:
-    "Every Cluster, ClusterClass, HelmChartProxy, Cluster API provider and ExtensionConfig patch is declared by one of the fleet's components, so the stack rules can see it at preview.",
+    "Every Cluster, ClusterClass, HelmChartProxy, Cluster API provider, ExtensionConfig patch, hcloud server and load balancer is declared by one of the fleet's components, so the stack rules can see it at preview.",
   enforcementLevel: "mandatory",
-  remediationSteps: "Create the object through its component (TenantCluster, HetznerClusterClass, ClusterApi, Caren), which declares it to the policy pack.",
+  remediationSteps: "Create the object through its component (TenantCluster, HetznerClusterClass, ClusterApi, Caren, ManagementCluster), which declares it to the policy pack.",
   validate: (resources, _config, report) => {
     for (const resource of resources.filter(isUndeclared)) {
       report(

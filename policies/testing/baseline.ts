@@ -23,9 +23,9 @@ export function prodTenants(): TenantClusterSettings[] {
  * props objects, so a test that mutates a child's props mutates what its component declared
  * (cloneFixtures keeps that sharing).
  */
-function declaringComponent(type: string, name: string, children: FixtureResource[]): FixtureResource[] {
+function declaringComponent(type: string, name: string, children: FixtureResource[], props: Record<string, unknown> = {}): FixtureResource[] {
   for (const child of children) child.parent = name;
-  return [{ type, name, props: {}, outputs: { [declaredOutputName]: children.map((child) => ({ urn: fixtureUrn(child), props: child.props })) } }, ...children];
+  return [{ type, name, props, outputs: { [declaredOutputName]: children.map((child) => ({ urn: fixtureUrn(child), props: child.props })) } }, ...children];
 }
 
 /**
@@ -58,14 +58,15 @@ export function baselineFleet(): FixtureResource[] {
     ]),
   );
   return [
-    {
-      type: resourceTypes.managementCluster,
-      name: "management",
-      props: { fleetName: "capi-fleet-prod", settings: { mode: "hetzner", k3sVersion: catalog.k3s.version, deletionProtection: true } },
-    },
     { type: resourceTypes.k3sUpgrades, name: "k3s-upgrades", props: {}, outputs: { [k3sTargetOutputName]: catalog.k3s.version } },
-    { type: resourceTypes.hcloudServer, name: "server-1", props: { name: "capi-fleet-prod-mgmt-1", deleteProtection: true } },
-    { type: resourceTypes.hcloudLoadBalancer, name: "api-lb", props: { name: "capi-fleet-prod-mgmt-api", loadBalancerType: "lb11", deleteProtection: true } },
+    ...declaringComponent(resourceTypes.managementCluster, "management", [
+      {
+        type: resourceTypes.hcloudServer,
+        name: "server-1",
+        props: { name: "capi-fleet-prod-mgmt-1", serverType: "cx33", location: "nbg1", publicNets: [{ ipv4Enabled: true, ipv6Enabled: true }], deleteProtection: true },
+      },
+      { type: resourceTypes.hcloudLoadBalancer, name: "api-lb", props: { name: "capi-fleet-prod-mgmt-api", loadBalancerType: "lb11", location: "nbg1", deleteProtection: true } },
+    ], { fleetName: "capi-fleet-prod", settings: { mode: "hetzner", k3sVersion: catalog.k3s.version, deletionProtection: true } }),
     {
       type: resourceTypes.hcloudFirewall,
       name: "firewall",
