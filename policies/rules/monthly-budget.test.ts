@@ -95,6 +95,28 @@ describe("monthly-budget", () => {
     }
   });
 
+  it("counts a management server's IPv4 only when it has one, and cannot judge a management type without a price", async () => {
+    const fleet = cloneFixtures(baseline);
+    fixture(fleet, "server-1").props.publicNets = [{ ipv4Enabled: false, ipv6Enabled: true }];
+    expect(await evaluate([rule], fleet, budget({ stackMonthly: 206.5 }))).toEqual([]);
+    expect((await evaluate([rule], fleet, budget({ stackMonthly: 206.49 }))).map((violation) => violation.message)).toEqual(["the stack: 156.50–206.50 a month is over its budget of 206.49."]);
+    fixture(fleet, "api-lb").props.loadBalancerType = "lb31";
+    expect((await evaluate([rule], fleet, budget({ stackMonthly: 1000 }))).map((violation) => violation.message)).toEqual([
+      "the management cluster: no price for lb31 in nbg1 (load balancer); the stack's budget cannot be judged. Refresh the price table (npm run prices -- --refresh).",
+    ]);
+  });
+
+  it("says so when CAPI_FLEET_PRICES names a table it cannot read", async () => {
+    process.env[priceTableVariable] = path.join(scratch, "missing.json");
+    try {
+      expect((await evaluate([rule], baseline, budget({ tenantMonthly: 10 }))).map((violation) => violation.message)).toEqual([
+        expect.stringMatching(/^the budgets cannot be judged: CAPI_FLEET_PRICES names an unreadable price table: ENOENT/),
+      ]);
+    } finally {
+      process.env[priceTableVariable] = pricesFile;
+    }
+  });
+
   it("in a shard: judges only the shard's own tenants against its own budget", async () => {
     const shard = shardFleet();
     // 84.50 + 96.50 + 15.50: the tenants only, no management servers.

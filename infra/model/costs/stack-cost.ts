@@ -61,7 +61,7 @@ export function unpricedProblems(stack: CostedStack, table: PriceTable): ConfigP
         message:
           kind === "primaryIpv4"
             ? `the price table has no price for primary IPv4 addresses; refresh it: npm run prices -- --refresh`
-            : `${JSON.stringify(type)} has no price in the price table (infra/model/costs/hcloud-prices.json); allowed: ${typesOf(kind).join(", ")}, or refresh the table: npm run prices -- --refresh`,
+            : `${JSON.stringify(type)} has no price in the price table (infra/model/costs/hcloud-prices.json); allowed: ${typesOf(kind).join(", ") || "none, the table prices no such type"}, or refresh the table: npm run prices -- --refresh`,
       });
     } else if (entry.monthlyNet[location] === undefined) {
       problems.push({ path, message: `${what} ${JSON.stringify(type)} has no price in ${location}; priced there: ${Object.keys(entry.monthlyNet).sort().join(", ")}` });
