@@ -101,13 +101,8 @@ export function readEventLog(eventLog) {
   return { changes, policyPacks, violations, errors };
 }
 
-/** Counts shown in the table, by the operations of the summary event (apitype OpType). */
-const columns = /** @type {const} */ ([
-  ["create", ["create"]],
-  ["update", ["update"]],
-  ["replace", ["replace"]],
-  ["delete", ["delete"]],
-]);
+/** The operations of the summary event (apitype OpType) the table counts, one column each. */
+const columns = ["create", "update", "replace", "delete"];
 
 /** Markdown text: no HTML from a message reaches the comment, and no cell is split. */
 function escape(/** @type {string} */ text) {
@@ -162,7 +157,7 @@ export function formatComment(stacks, reports, costs) {
     if (!ok) failed++;
     const mandatory = report.violations.filter((violation) => violation.level === "mandatory").length;
     const advisory = report.violations.length - mandatory;
-    const counts = columns.map(([, ops]) => (report.changes ? String(ops.reduce((sum, op) => sum + (report.changes?.[op] ?? 0), 0)) : ""));
+    const counts = columns.map((op) => (report.changes ? String(report.changes[op] ?? 0) : ""));
     const violationText = report.violations.length === 0 ? "none" : [mandatory ? `${mandatory} mandatory` : "", advisory ? `${advisory} advisory` : ""].filter(Boolean).join(", ");
     rows.push(`| ${escape(stack)} | ${ok ? "✅ passed" : "❌ failed"} | ${counts.join(" | ")} | ${violationText} |`);
     if (report.violations.length > 0 || (!ok && report.errors.length > 0)) {
