@@ -158,12 +158,12 @@ function costChangeOf(stack: string, file: string, base: string, table: PriceTab
     if (problems.length > 0) return { stack, problems };
   }
   const old = stackFileAt(base, file);
-  if ("missing" in old) return { change: stackCostChange(stack, undefined, after, table, old.missing) };
+  if ("missing" in old) return { change: stackCostChange(stack, old.missing, after, table) };
   try {
     return { change: stackCostChange(stack, readStack(stack, old.text, true), after, table) };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    return { change: stackCostChange(stack, undefined, after, table, `its file at ${base} fails today's validation`) };
+    return { change: stackCostChange(stack, `its file at ${base} fails today's validation`, after, table) };
   }
 }
 

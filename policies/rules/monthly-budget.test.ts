@@ -106,6 +106,28 @@ describe("monthly-budget", () => {
     ]);
   });
 
+  it("leaves out a management server or load balancer it cannot read (no type or location), and lists several unpriced things", async () => {
+    const fleet = cloneFixtures(baseline);
+    delete fixture(fleet, "server-1").props.serverType;
+    delete fixture(fleet, "api-lb").props.location;
+    // 207.00 without the server (5.50) and the load balancer (5.00).
+    expect(await evaluate([rule], fleet, budget({ stackMonthly: 196.5 }))).toEqual([]);
+    const other = cloneFixtures(baseline);
+    delete fixture(other, "server-1").props.location;
+    delete fixture(other, "api-lb").props.loadBalancerType;
+    expect(await evaluate([rule], other, budget({ stackMonthly: 196.5 }))).toEqual([]);
+    const edge = cloneFixtures(baseline);
+    const topology = at(fixture(edge, "cluster-edge").props, "spec", "topology");
+    (topology.variables as { name: string; value: unknown }[]).find((variable) => variable.name === "hcloudControlPlaneMachineType")!.value = "cx53";
+    (topology.variables as { name: string; value: unknown }[]).find((variable) => variable.name === "hcloudAPILoadBalancerType")!.value = "lb21";
+    fixture(edge, "api-lb").props.loadBalancerType = "lb31";
+    fixture(edge, "server-1").props.serverType = "cx43";
+    expect((await evaluate([rule], edge, budget({ stackMonthly: 1000 }))).map((violation) => violation.message)).toEqual([
+      'tenant "edge" (Cluster tenant-edge/edge): no price for cx53 in fsn1 (server), lb21 in fsn1 (load balancer); the budget cannot be judged. Refresh the price table (npm run prices -- --refresh).',
+      "the management cluster: no price for cx43 in nbg1 (server), lb31 in nbg1 (load balancer); the stack's budget cannot be judged. Refresh the price table (npm run prices -- --refresh).",
+    ]);
+  });
+
   it("says so when CAPI_FLEET_PRICES names a table it cannot read", async () => {
     process.env[priceTableVariable] = path.join(scratch, "missing.json");
     try {

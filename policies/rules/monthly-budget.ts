@@ -18,17 +18,16 @@ interface Config {
 /** The management cluster's servers (each with its primary IPv4 unless turned off) and load balancers, as the stack declares them. */
 function hcloudLines(resources: readonly PolicyResource[]): CostLine[] {
   const servers = ofType(resources, resourceTypes.hcloudServer).flatMap((resource): CostLine[] => {
-    const { serverType, location, name } = resource.props;
+    const { serverType, location } = resource.props;
     if (typeof serverType !== "string" || typeof location !== "string") return [];
-    const what = `server ${typeof name === "string" ? name : ""}`.trim();
     const count = { min: 1, max: 1 };
     const publicNet = record(Array.isArray(resource.props.publicNets) ? resource.props.publicNets[0] : undefined);
     const ipv4 = publicNet.ipv4Enabled !== false;
-    return [{ what, kind: "server", type: serverType, location, count }, ...(ipv4 ? [{ what: `${what}: IPv4`, kind: "primaryIpv4" as const, type: "ipv4", location, count }] : [])];
+    return [{ kind: "server", type: serverType, location, count }, ...(ipv4 ? [{ kind: "primaryIpv4" as const, type: "ipv4", location, count }] : [])];
   });
   const loadBalancers = ofType(resources, resourceTypes.hcloudLoadBalancer).flatMap((resource): CostLine[] => {
     const { loadBalancerType, location } = resource.props;
-    return typeof loadBalancerType === "string" && typeof location === "string" ? [{ what: "load balancer", kind: "loadBalancer", type: loadBalancerType, location, count: { min: 1, max: 1 } }] : [];
+    return typeof loadBalancerType === "string" && typeof location === "string" ? [{ kind: "loadBalancer", type: loadBalancerType, location, count: { min: 1, max: 1 } }] : [];
   });
   return [...servers, ...loadBalancers];
 }

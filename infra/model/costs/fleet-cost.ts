@@ -22,8 +22,6 @@ export interface Count {
 
 /** One kind of thing in one location, and how many. */
 export interface CostLine {
-  /** What it is, for people: "control plane", "pool md-0", "API load balancer", "servers". */
-  readonly what: string;
   readonly kind: PricedKind;
   /** Server or load-balancer type; "ipv4" for primary IPv4 addresses. */
   readonly type: string;
@@ -71,15 +69,15 @@ export function clusterCostLines(cluster: unknown): CostLine[] {
   const variables = list(topology.variables);
   const regions = list(variable(variables, classVariables.regions)).filter((region): region is string => typeof region === "string");
   const lines: CostLine[] = [];
-  const servers = (what: string, type: unknown, location: string, count: Count) => {
+  const servers = (type: unknown, location: string, count: Count) => {
     if (typeof type !== "string" || count.max === 0) return;
-    lines.push({ what, kind: "server", type, location, count }, { what: `${what}: IPv4`, kind: "primaryIpv4", type: "ipv4", location, count });
+    lines.push({ kind: "server", type, location, count }, { kind: "primaryIpv4", type: "ipv4", location, count });
   };
   const controlPlane = record(topology.controlPlane).replicas;
   if (typeof controlPlane === "number" && regions.length > 0) {
     regions.forEach((region, index) => {
       const here = Math.floor(controlPlane / regions.length) + (index < controlPlane % regions.length ? 1 : 0);
-      servers("control plane", variable(variables, classVariables.controlPlaneMachineType), region, { min: here, max: here });
+      servers(variable(variables, classVariables.controlPlaneMachineType), region, { min: here, max: here });
     });
   }
   for (const deployment of list(record(topology.workers).machineDeployments).map(record)) {
@@ -90,13 +88,15 @@ export function clusterCostLines(cluster: unknown): CostLine[] {
     const max = annotationInt(annotations[autoscalerAnnotations.maxSize]);
     const replicas = typeof deployment.replicas === "number" ? deployment.replicas : undefined;
     const count = replicas !== undefined ? { min: replicas, max: replicas } : { min: min ?? 0, max: max ?? min ?? 0 };
+    // A pool without a failure domain: CAPI places it, in one of the regions; the first stands for them.
+    // Stryker disable next-line StringLiteral: equivalent, with no region there is no location to price ("" has no price)
     const location = typeof deployment.failureDomain === "string" ? deployment.failureDomain : (regions[0] ?? "");
-    servers(`pool ${typeof deployment.name === "string" ? deployment.name : "?"}`, type, location, count);
+    servers(type, location, count);
   }
   const loadBalancerType = variable(variables, classVariables.apiLoadBalancerType);
   const [firstRegion] = regions;
   if (typeof loadBalancerType === "string" && firstRegion !== undefined) {
-    lines.push({ what: "API load balancer", kind: "loadBalancer", type: loadBalancerType, location: firstRegion, count: { min: 1, max: 1 } });
+    lines.push({ kind: "loadBalancer", type: loadBalancerType, location: firstRegion, count: { min: 1, max: 1 } });
   }
   return lines;
 }
@@ -105,9 +105,9 @@ export function clusterCostLines(cluster: unknown): CostLine[] {
 export function managementCostLines(management: { servers: number; serverType: string; location: string; apiLoadBalancerType: string }): CostLine[] {
   const count = { min: management.servers, max: management.servers };
   return [
-    { what: "servers", kind: "server", type: management.serverType, location: management.location, count },
-    { what: "servers: IPv4", kind: "primaryIpv4", type: "ipv4", location: management.location, count },
-    { what: "API load balancer", kind: "loadBalancer", type: management.apiLoadBalancerType, location: management.location, count: { min: 1, max: 1 } },
+    { kind: "server", type: management.serverType, location: management.location, count },
+    { kind: "primaryIpv4", type: "ipv4", location: management.location, count },
+    { kind: "loadBalancer", type: management.apiLoadBalancerType, location: management.location, count: { min: 1, max: 1 } },
   ];
 }
 

@@ -48,6 +48,11 @@ describe("the price table from GET /v1/pricing", () => {
     [(body: ReturnType<typeof response>) => Object.assign(body.pricing.server_types[0]!.prices[0]!, { price_monthly: price("-1") }), 'pricing.server_types[0].prices[0].price_monthly.net: "-1" is not a decimal price'],
     [(body: ReturnType<typeof response>) => Object.assign(body.pricing.primary_ips[0]!, { type: null }), "pricing.primary_ips[0].type: expected a non-empty string"],
     [(body: ReturnType<typeof response>) => Object.assign(body.pricing, { primary_ips: "none" }), "pricing.primary_ips: expected a list"],
+    [(body: ReturnType<typeof response>) => Object.assign(body.pricing, { server_types: [body.pricing.server_types[0], "cx23"] }), "pricing.server_types[1]: expected an object"],
+    [(body: ReturnType<typeof response>) => Object.assign(body.pricing.server_types[1]!, { prices: [body.pricing.server_types[1]!.prices[0], 7] }), "pricing.server_types[1].prices[1]: expected an object"],
+    [(body: ReturnType<typeof response>) => Object.assign(body.pricing.server_types[1]!.prices[0]!, { price_monthly: { gross: "1" } }), "pricing.server_types[1].prices[0].price_monthly.net: expected a non-empty string"],
+    [(body: ReturnType<typeof response>) => Object.assign(body.pricing, { primary_ips: [body.pricing.primary_ips[0], null] }), "pricing.primary_ips[1]: expected an object"],
+    [(body: ReturnType<typeof response>) => Object.assign(body.pricing.primary_ips[1]!, { prices: {} }), "pricing.primary_ips[1].prices: expected a list"],
   ])("refuses a response outside the schema, naming the field (%#)", (mutate, message) => {
     const body = response();
     mutate(body);

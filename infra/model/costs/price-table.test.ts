@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { amountOf, formatAmount, monthlyPrice, parseAmount, priceTableProblems, type PriceTable } from "./price-table";
+import { amountOf, formatAmount, monthlyPrice, parseAmount, parsePriceTable, priceTableProblems, type PriceTable } from "./price-table";
 
 describe("amounts", () => {
   it.each([
@@ -58,6 +58,26 @@ describe("the price table", () => {
       "primaryIpv4.source: missing",
     ]);
     expect(priceTableProblems({ currency: "EUR", serverTypes: { cx23: entry }, loadBalancerTypes: {}, primaryIpv4: null })).toEqual([]);
+  });
+
+  it.each([
+    [null, ["the price table is not a mapping"]],
+    [[], ["the price table is not a mapping"]],
+    [{ currency: "", serverTypes: {}, loadBalancerTypes: {}, primaryIpv4: null }, ["currency: missing"]],
+    [{ currency: 7, serverTypes: null, loadBalancerTypes: {}, primaryIpv4: null }, ["currency: missing", "serverTypes: not a mapping of type to prices"]],
+    [{ currency: "EUR", serverTypes: { cx23: "3.49", cx33: null }, loadBalancerTypes: {}, primaryIpv4: null }, ["serverTypes.cx23: not a mapping with source, date and monthlyNet", "serverTypes.cx33: not a mapping with source, date and monthlyNet"]],
+    [{ currency: "EUR", serverTypes: {}, loadBalancerTypes: { lb11: { ...entry, monthlyNet: [] } }, primaryIpv4: { ...entry, monthlyNet: null } }, ["loadBalancerTypes.lb11.monthlyNet: not a mapping of location to price", "primaryIpv4.monthlyNet: not a mapping of location to price"]],
+    [{ currency: "EUR", serverTypes: { a: { ...entry, date: "x2026-12-06" }, b: { ...entry, date: "2026-12-06x" }, c: { ...entry, source: 7 } }, loadBalancerTypes: {}, primaryIpv4: null }, ["serverTypes.a.date: not YYYY-MM-DD", "serverTypes.b.date: not YYYY-MM-DD", "serverTypes.c.source: missing"]],
+    [{ currency: "EUR", serverTypes: { a: { ...entry, monthlyNet: { fsn1: "3,49", nbg1: "3.49" } } }, loadBalancerTypes: {}, primaryIpv4: null }, ['serverTypes.a.monthlyNet.fsn1: "3,49" is not a decimal price']],
+    [{ currency: "EUR", serverTypes: {}, loadBalancerTypes: {}, primaryIpv4: "0.50" }, ["primaryIpv4: not a mapping with source, date and monthlyNet"]],
+  ])("%j: %j", (table, problems) => {
+    expect(priceTableProblems(table)).toEqual(problems);
+  });
+
+  it("refuses a broken table with every problem, and accepts a sound one", () => {
+    expect(() => parsePriceTable({ currency: "", serverTypes: [], loadBalancerTypes: {}, primaryIpv4: null })).toThrow("price table: currency: missing; serverTypes: not a mapping of type to prices");
+    const sound = { currency: "EUR", serverTypes: { cx23: entry }, loadBalancerTypes: {}, primaryIpv4: null };
+    expect(parsePriceTable(sound)).toBe(sound);
   });
 
   it("prices by kind, type and location; nothing where the table has no entry", () => {

@@ -36,6 +36,7 @@ describe("a stack's cost from its config", () => {
     expect(isUnrefreshed(emptyPriceTable)).toBe(true);
     expect(isUnrefreshed(testPriceTable())).toBe(false);
     expect(isUnrefreshed({ ...emptyPriceTable, loadBalancerTypes: testPriceTable().loadBalancerTypes })).toBe(false);
+    expect(isUnrefreshed({ ...emptyPriceTable, serverTypes: testPriceTable().serverTypes })).toBe(false);
     expect(isUnrefreshed({ ...emptyPriceTable, primaryIpv4: testPriceTable().primaryIpv4 })).toBe(false);
   });
 });
@@ -63,6 +64,21 @@ describe("what the table cannot price, by config path", () => {
         path: "management.serverType",
         message: '"cx33" has no price in the price table (infra/model/costs/hcloud-prices.json); allowed: cax31, cpx31, cx23, or refresh the table: npm run prices -- --refresh',
       },
+    ]);
+  });
+
+  it("a location without a price, for each kind, with the locations priced (sorted)", () => {
+    const table = testPriceTable();
+    const only = (entry: { source: string; date: string }) => ({ ...entry, monthlyNet: { nbg1: "1.00", hel1: "1.00" } });
+    const elsewhere = { ...table, serverTypes: { ...table.serverTypes, cx23: only(table.serverTypes.cx23!) }, loadBalancerTypes: { lb11: only(table.loadBalancerTypes.lb11!) }, primaryIpv4: only(table.primaryIpv4!) };
+    expect(unpricedProblems(stack("dev"), elsewhere).map((problem) => `${problem.path}: ${problem.message}`)).toEqual([
+      "tenants[0].regions[0]: primary IPv4 has no price in fsn1; priced there: hel1, nbg1",
+      'tenants[0].apiLoadBalancerType: load-balancer type "lb11" has no price in fsn1; priced there: hel1, nbg1',
+      'tenants[0].workers[0].machineType: server type "cx23" has no price in fsn1; priced there: hel1, nbg1',
+      "tenants[0].workers[0].failureDomain: primary IPv4 has no price in fsn1; priced there: hel1, nbg1",
+      'management.serverType: server type "cx23" has no price in fsn1; priced there: hel1, nbg1',
+      'management.apiLoadBalancerType: load-balancer type "lb11" has no price in fsn1; priced there: hel1, nbg1',
+      "management.location: primary IPv4 has no price in fsn1; priced there: hel1, nbg1",
     ]);
   });
 
