@@ -12,7 +12,7 @@
  * and waits for its approvals.
  *
  *   node scripts/fleet-stacks.mjs                   prints the fleet as JSON
- *   node scripts/fleet-stacks.mjs --github-output   also writes it to $GITHUB_OUTPUT (stacks=, previews=, shards=)
+ *   node scripts/fleet-stacks.mjs --github-output   also writes what the workflows read to $GITHUB_OUTPUT (previews=, shards=)
  *
  * Exit codes: 0 listed; 1 a stack file is malformed, names a management stack without a stack
  * file, or has no policy config; 2 bad usage.
@@ -146,7 +146,7 @@ function main(args) {
       return 2;
     }
     // One line per output: JSON.stringify writes no newline, so no multi-line delimiter is needed.
-    appendFileSync(file, ["stacks", "previews", "shards"].map((key) => `${key}=${JSON.stringify(fleet[/** @type {keyof Fleet} */ (key)])}\n`).join(""));
+    appendFileSync(file, `previews=${JSON.stringify(fleet.previews)}\nshards=${JSON.stringify(fleet.shards)}\n`);
   }
   return 0;
 }
