@@ -1,7 +1,6 @@
-import { execFile, spawn } from "node:child_process";
-import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterApiProviders, providerManagerContainer } from "../infra/model/platform/cluster-api-providers";
 import { mirroredImage } from "../infra/model/platform/mirrors";
@@ -9,92 +8,31 @@ import { clusterClassName, clusterClassNamespace } from "../infra/model/platform
 import { fluxComponents, fluxInstanceName } from "../components/flux";
 import { platformNamespaces } from "../infra/model/platform/platform-namespaces";
 import { catalog } from "../infra/model/versions/catalog";
-import { capiBinaries } from "./capi-in-the-loop";
-import { carenDiscoveredVariables, readCarenSchemas } from "./caren-variables";
-import { fluxOperatorChartSource, managementChartSources, startChartMirror, type ChartMirror } from "./chart-mirror";
-import { startCertManagerStandIn, type CertManagerStandIn } from "./fakes/cert-manager";
-import { runHostControllers, type HostControllers } from "./host-controllers";
-import { adminKubeconfig, installedBinary, kubeApiServerBinaries, runToolchain, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
-import { startSimulatedCluster, type SimulatedCluster } from "./kwok-cluster";
-import { offlineEngineScratch } from "./legacy-policy-pack";
-import { sdkPluginVersion, writeCommandPluginStandIn } from "./plugins";
-import { startProviderMirror, type ProviderMirror } from "./provider-mirror";
-import { carenHandlers, startRecordingExtension } from "./recording-extension";
-import { clusterIpLookup, startServiceEgress, type ServiceEgress } from "./service-egress";
+import { imagesMirror, pinnedHostEnv, startRealUpPlatform, type RealUpPlatform, type Run } from "./real-up-platform";
 import { repoRoot } from "./stack-files";
 import { skipIfDeclared } from "./unverified";
 import { downloadModule } from "./upstream";
 
 /**
- * `pulumi up` of the platform by the real engine: the toolchain's Pulumi CLI 3.248.0 and the real
- * Kubernetes provider 4.25.0 (the version the SDK asks for) run the real program, from the
- * repository root as a user does, on an `existing`-mode stack whose management cluster is:
- * - kube-apiserver and etcd, kube-controller-manager and kube-scheduler (one Kubernetes build), and
- *   kwok for one node and its pods, so that Deployments become available and Helm's wait and the
- *   operator's health checks pass (tests/kwok-cluster.ts);
- * - the real cluster-api-operator v<catalog>, CAPI's three managers and the Flux Operator as host
- *   processes, their webhooks reached through the API server's egress (tests/service-egress.ts,
- *   tests/host-controllers.ts); the Flux Operator installs Flux from the distributions its module
- *   carries (config/data, what its image holds at /data), so Flux's Deployments run on kwok;
- * - STAND-INS, named: cert-manager's running parts (tests/fakes/cert-manager.ts; its chart is real),
- *   allow-all webhooks for CAPH and CAAPH (their managers are not built here), CAREN as the
- *   recording extension with CAREN's own variable schemas (tests/recording-extension.ts), and the
- *   command plugin (tests/fakes/command-plugin.mjs; CAPI_FLEET_COMMAND_PLUGIN runs the real one), and
- *   the Flux Operator's chart (tests/chart-mirror.ts, fluxOperatorChartSource).
- * Charts come from a local Helm repository packaged from the unmodified chart sources
- * (tests/chart-mirror.ts) and the providers from a local OCI mirror built from their sources
- * (tests/provider-mirror.ts), through the stack's `mirrors` setting: nothing comes from outside.
+ * `pulumi up` of the platform by the real engine, run from the repository root as a user does, on
+ * an `existing`-mode stack whose management cluster, engine, stand-ins and local mirrors are
+ * tests/real-up-platform.ts's (named there): nothing comes from outside.
  */
 
-const execFileAsync = promisify(execFile);
-const toolchain = path.join(repoRoot, "tools", "toolchain");
-const scratchRoot = path.join(repoRoot, "node_modules", ".cache", "real-up");
-const kubernetesVersion = sdkPluginVersion("kubernetes");
-const commandVersion = sdkPluginVersion("command");
-const buildTimeoutMs = 50 * 60_000;
 const stack = "realup";
-/** The stack's images mirror: a registry nothing pulls from (kwok runs no images), so each Pod's spec shows where it would pull. */
-const imagesMirror = "registry.mirror.test/platform";
-/** A Node.js language host built by hand from the CLI's release tag (the proxy refuses its module). */
-const pinnedHostEnv = "CAPI_FLEET_NODEJS_LANGUAGE_HOST";
 /** What the program warns when the engine cannot run resource hooks (components/helm-release). */
 const noHooksWarning = "cannot run resource hooks";
 
-let scratch = "";
-let env: NodeJS.ProcessEnv = {};
-let server: KubeApiServer | undefined;
-let charts: ChartMirror | undefined;
-let providers: ProviderMirror | undefined;
-let cluster: SimulatedCluster | undefined;
-let egress: ServiceEgress | undefined;
-let certManager: CertManagerStandIn | undefined;
-let controllers: HostControllers | undefined;
-/** The toolchain's pins (its language host module and pin among them). */
-let pins = "";
+let platform: RealUpPlatform | undefined;
+const P = () => {
+  if (!platform) throw new Error("the platform did not start");
+  return platform;
+};
 /** Whether the first `up` said the engine cannot run resource hooks. */
 let hooksUnavailable = false;
 const timings: Record<string, number> = {};
-const stackFile = () => path.join(scratch, `Pulumi.${stack}.yaml`);
 
-interface Run {
-  code: number;
-  /** stdout and stderr. */
-  output: string;
-  /** stdout alone (`--json` output). */
-  stdout?: string;
-}
-
-async function pulumi(...args: string[]): Promise<Run> {
-  try {
-    // `stack …` commands take no --config-file.
-    const configFile = args[0] === "stack" ? [] : ["--config-file", stackFile()];
-    const { stdout, stderr } = await execFileAsync("pulumi", [...args, "--stack", stack, ...configFile], { cwd: repoRoot, env, timeout: 1_200_000, maxBuffer: 64 * 1024 * 1024 });
-    return { code: 0, output: stdout + stderr, stdout };
-  } catch (error) {
-    const { code, stdout = "", stderr = "" } = error as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof code === "number" ? code : 1, output: stdout + stderr, stdout };
-  }
-}
+const pulumi = (...args: string[]): Promise<Run> => P().pulumi(stack, args);
 
 /**
  * `pulumi up`, stopped as a user stops it (Ctrl-C twice, the CLI's "terminate immediately") once
@@ -103,7 +41,7 @@ async function pulumi(...args: string[]): Promise<Run> {
  */
 async function interruptedUp(release: string): Promise<Run & { left: string[] }> {
   const records = async () => (((await get(`/api/v1/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${release}`)}`))?.items as { metadata: { labels: Record<string, string> } }[] | undefined) ?? []).map((secret) => secret.metadata.labels.status ?? "");
-  const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", stack, "--config-file", stackFile()], { cwd: repoRoot, env });
+  const child = spawn("pulumi", ["up", "--yes", "--skip-preview", "--non-interactive", "--stack", stack, "--config-file", P().stackFile(stack)], { cwd: repoRoot, env: P().env });
   let output = "";
   child.stdout.on("data", (chunk: Buffer) => (output += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (output += chunk.toString()));
@@ -135,7 +73,7 @@ async function timed<T extends Run>(step: string, run: () => Promise<T>): Promis
   return result;
 }
 
-const diagnostics = () => [cluster?.logs(), controllers?.logs(), `egress: ${JSON.stringify(egress?.connects.slice(-20))}`].join("\n");
+const diagnostics = () => platform?.diagnostics() ?? "";
 
 /** Steps of `pulumi preview --json`, as "op type::name". */
 async function plannedSteps(): Promise<string[]> {
@@ -146,7 +84,7 @@ async function plannedSteps(): Promise<string[]> {
 }
 
 async function get(apiPath: string): Promise<Record<string, unknown> | undefined> {
-  const answer = await server!.request("GET", apiPath);
+  const answer = await P().server.request("GET", apiPath);
   return answer.status === 200 ? answer.json : undefined;
 }
 const conditionOf = (object: Record<string, unknown> | undefined, type: string) =>
@@ -167,136 +105,17 @@ function documentedLeftovers() {
 }
 
 beforeAll(async () => {
-  await execFileAsync(toolchain, ["build", "cli", `kubernetes@${kubernetesVersion}`], { cwd: repoRoot, timeout: buildTimeoutMs, maxBuffer: 16 * 1024 * 1024 });
-  pins = (await execFileAsync(toolchain, ["pins"], { cwd: repoRoot })).stdout;
-  const cache = /^cache: (.+)$/m.exec(pins)?.[1] ?? "";
-  const kubernetesPlugin = (await execFileAsync(toolchain, ["plugin-path", `kubernetes@${kubernetesVersion}`], { cwd: repoRoot })).stdout.trim();
-  ({ scratch, env } = offlineEngineScratch(repoRoot, scratchRoot, cache, "real-up"));
-  const pinnedHost = process.env[pinnedHostEnv];
-  if (pinnedHost) {
-    if (!existsSync(pinnedHost)) throw new Error(`${pinnedHostEnv}=${pinnedHost}: no such file`);
-    // The engine prefers a language host on PATH to the one beside the CLI (and says so).
-    symlinkSync(pinnedHost, path.join(scratch, "bin", "pulumi-language-nodejs"));
-  }
-  // Outside PATH (bin/ is on it): the engine takes the plugin from $PULUMI_HOME only.
-  const commandPlugin = writeCommandPluginStandIn(scratch);
-  for (const [name, version, file] of [
-    ["kubernetes", kubernetesVersion, kubernetesPlugin],
-    ["command", commandVersion, process.env.CAPI_FLEET_COMMAND_PLUGIN ?? commandPlugin],
-  ] as const) {
-    await execFileAsync("pulumi", ["plugin", "install", "resource", name, version, "--file", file], { cwd: scratch, env });
-  }
-  const binaries = await kubeApiServerBinaries(buildTimeoutMs);
-  const kubectl = /^KUBECTL=(.+)$/m.exec(await runToolchain(["paths"], buildTimeoutMs))?.[1];
-  if (!kubectl) throw new Error("tools/kube-apiserver-toolchain paths printed no KUBECTL");
-  const operator = await installedBinary(`sigs.k8s.io/cluster-api-operator/cmd@v${catalog.clusterApiOperator.chart.version}`, "cluster-api-operator", buildTimeoutMs);
-  const capi = await capiBinaries(buildTimeoutMs);
-  const fluxTools = (await execFileAsync(path.join(repoRoot, "tools", "flux-toolchain"), ["operator"], { cwd: repoRoot, timeout: buildTimeoutMs, maxBuffer: 16 * 1024 * 1024 })).stdout;
-  const fluxOperator = /^FLUX_OPERATOR=(.+)$/m.exec(fluxTools)?.[1];
-  const fluxOperatorModule = /^FLUX_OPERATOR_MODULE_DIR=(.+)$/m.exec(fluxTools)?.[1];
-  if (!fluxOperator || !fluxOperatorModule) throw new Error(`tools/flux-toolchain operator printed no FLUX_OPERATOR or FLUX_OPERATOR_MODULE_DIR:\n${fluxTools}`);
-
-  egress = await startServiceEgress({ holdMs: 8000 });
-  server = await startKubeApiServer(binaries, 90_000, "real-up", undefined, [`--egress-selector-config-file=${egress.configFile}`]);
-  egress.lookup = clusterIpLookup(server);
-  cluster = await startSimulatedCluster(server, buildTimeoutMs);
-  certManager = await startCertManagerStandIn(server, egress);
-  charts = await startChartMirror([...managementChartSources(kubectl), fluxOperatorChartSource(kubectl, fluxOperatorModule, scratch)]);
-  providers = await startProviderMirror(kubectl);
-
-  const capiArgs = (gates: string) => (kubeconfig: string, certDir: string, port: number) => [
-    `--kubeconfig=${kubeconfig}`,
-    `--webhook-port=${port}`,
-    `--webhook-cert-dir=${certDir}`,
-    "--health-addr=127.0.0.1:0",
-    "--diagnostics-address=0",
-    "--leader-elect=false",
-    ...(gates ? [`--feature-gates=${gates}`] : []),
-  ];
-  // The managers call CAREN's Service through the egress proxy; their API server is on loopback.
-  const capiEnv = { CAPI_WEBHOOK_HOST: "127.0.0.1", HTTPS_PROXY: egress.proxyUrl, NO_PROXY: "127.0.0.1,localhost" };
-  const carenSchemas = readCarenSchemas();
-  if (!("crds" in carenSchemas)) throw new Error(`CAREN's variable schemas: ${carenSchemas.unavailable}`);
-  controllers = runHostControllers(server, adminKubeconfig(server), egress, [
-    {
-      name: "cluster-api-operator",
-      binary: operator.path,
-      servingSecret: "capi-operator-system/capi-operator-webhook-service-cert",
-      webhookService: "capi-operator-webhook-service.capi-operator-system",
-      args: (kubeconfig, certDir, port) => [`--kubeconfig=${kubeconfig}`, `--webhook-port=${port}`, `--webhook-cert-dir=${certDir}`, "--health-addr=127.0.0.1:0", "--diagnostics-address=127.0.0.1:0", "--insecure-diagnostics=true", "--watch-configsecret", "--leader-elect=false"],
-    },
-    { name: "capi", binary: capi.capiManager, servingSecret: "capi-system/capi-webhook-service-cert", webhookService: "capi-webhook-service.capi-system", args: capiArgs("ClusterTopology=true,RuntimeSDK=true"), env: capiEnv },
-    {
-      name: "kubeadm-bootstrap",
-      binary: capi.kubeadmBootstrapManager,
-      servingSecret: "capi-kubeadm-bootstrap-system/capi-kubeadm-bootstrap-webhook-service-cert",
-      webhookService: "capi-kubeadm-bootstrap-webhook-service.capi-kubeadm-bootstrap-system",
-      args: capiArgs(""),
-      env: capiEnv,
-    },
-    {
-      name: "kubeadm-control-plane",
-      binary: capi.kubeadmControlPlaneManager,
-      servingSecret: "capi-kubeadm-control-plane-system/capi-kubeadm-control-plane-webhook-service-cert",
-      webhookService: "capi-kubeadm-control-plane-webhook-service.capi-kubeadm-control-plane-system",
-      args: capiArgs("ClusterTopology=true"),
-      env: capiEnv,
-    },
-    { name: "caph-webhooks (stand-in)", servingSecret: "caph-system/caph-webhook-server-cert", webhookService: "caph-webhook-service.caph-system" },
-    { name: "caaph-webhooks (stand-in)", servingSecret: "caaph-system/webhook-server-cert", webhookService: "caaph-webhook-service.caaph-system" },
-    {
-      name: "flux-operator",
-      binary: fluxOperator,
-      // Its own flags: no leader election, metrics, health endpoint or web UI; the distributions from its module (its image's /data).
-      args: () => ["--enable-leader-election=false", "--metrics-addr=0", "--health-addr=0", "--web-server-port=0", `--storage-path=${path.join(fluxOperatorModule, "config", "data")}`],
-      env: { RUNTIME_NAMESPACE: platformNamespaces.flux },
-    },
-    {
-      name: "caren (stand-in: the recording extension)",
-      servingSecret: "caren-system/cluster-api-runtime-extensions-nutanix-runtimehooks-tls",
-      webhookService: "cluster-api-runtime-extensions-nutanix-runtimehooks.caren-system",
-      serve: (tls) => startRecordingExtension(carenHandlers(), carenDiscoveredVariables(carenSchemas.crds), tls),
-    },
-  ]);
-
-  // The stack is created from a scratch project of the same name, so that its file (with the
-  // passphrase's salt) lands in the scratch directory, not in the repository's stacks/.
-  writeFileSync(path.join(scratch, "Pulumi.yaml"), "name: capi-fleet\nruntime: nodejs\n");
-  const created = await execFileAsync("pulumi", ["stack", "init", stack], { cwd: scratch, env }).then(
-    () => "",
-    (error: unknown) => String(error),
-  );
-  expect(created).toBe("");
-  writeFileSync(
-    stackFile(),
-    [
-      readFileSync(stackFile(), "utf8").trimEnd(),
-      "config:",
-      "  capi-fleet:management:",
-      "    mode: existing",
-      "    kubernetesVersion: v1.34.6",
-      "  capi-fleet:tenants: []",
-      "  capi-fleet:mirrors:",
-      `    charts: ${charts.url}`,
-      `    providers: ${providers.url}`,
-      `    images: ${imagesMirror}`,
-      "",
-    ].join("\n"),
-  );
-  const set = await pulumi("config", "set", "--secret", "capi-fleet:managementKubeconfig", adminKubeconfig(server));
-  expect(set.code, set.output).toBe(0);
+  platform = await startRealUpPlatform("real-up");
+  await P().initStack(stack, {
+    "capi-fleet:management": { mode: "existing", kubernetesVersion: "v1.34.6" },
+    "capi-fleet:tenants": [],
+    "capi-fleet:mirrors": { charts: P().charts.url, providers: P().providers.url, images: imagesMirror },
+  });
 }, 60 * 60_000);
 
 afterAll(async () => {
   console.log(`real up, step times (ms): ${JSON.stringify(timings)}`);
-  await controllers?.stop();
-  await providers?.stop();
-  await certManager?.stop();
-  await charts?.stop();
-  await cluster?.stop();
-  await server?.stop();
-  await egress?.stop();
-  if (scratch) rmSync(scratch, { recursive: true, force: true });
+  await platform?.stop();
 });
 
 describe("pulumi up of the platform by the real engine (existing mode, from local mirrors)", () => {
@@ -315,7 +134,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     for (const provider of clusterApiProviders) {
       const object = await get(`/apis/operator.cluster.x-k8s.io/v1alpha2/namespaces/${provider.namespace}/${provider.kind.toLowerCase()}s/${provider.name}`);
       expect(conditionOf(object, "Ready"), `${provider.kind} ${provider.name}`).toBe("True");
-      expect(providers!.requests).toContain(`GET /v2/capi-providers/${{ CoreProvider: "core", BootstrapProvider: "bootstrap", ControlPlaneProvider: "control-plane", InfrastructureProvider: "infrastructure", AddonProvider: "addon" }[provider.kind]}-${provider.name}/manifests/${provider.version}`);
+      expect(P().providers.requests).toContain(`GET /v2/capi-providers/${{ CoreProvider: "core", BootstrapProvider: "bootstrap", ControlPlaneProvider: "control-plane", InfrastructureProvider: "infrastructure", AddonProvider: "addon" }[provider.kind]}-${provider.name}/manifests/${provider.version}`);
     }
     // Flux, installed by the real Flux Operator from the FluxInstance, its controllers on kwok.
     const fluxInstance = await get(`/apis/fluxcd.controlplane.io/v1/namespaces/${platformNamespaces.flux}/fluxinstances/${fluxInstanceName}`);
@@ -340,7 +159,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     const extensionConfig = await get(`/apis/runtime.cluster.x-k8s.io/v1beta2/extensionconfigs/${catalog.caren.chart.chart}`);
     expect(conditionOf(extensionConfig, "Discovered")).toBe("True");
     // Every chart came from the local repository.
-    for (const chart of [catalog.certManager.chart, catalog.clusterApiOperator.chart, catalog.caren.chart, catalog.flux.operatorChart]) expect(charts!.requests).toContain(charts!.archives[chart.chart]);
+    for (const chart of [catalog.certManager.chart, catalog.clusterApiOperator.chart, catalog.caren.chart, catalog.flux.operatorChart]) expect(P().charts.requests).toContain(P().charts.archives[chart.chart]);
     expect(up.output).toMatch(/\+ +command:local:Command cluster-api-wait-for-admission created/);
   }, 1_500_000);
 
@@ -352,7 +171,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
   }, 600_000);
 
   it("(c) a day-2 change: the charts mirror moves, and exactly what installs from it changes", async () => {
-    const moved = `${charts!.url}/moved`;
+    const moved = `${P().charts.url}/moved`;
     const set = await pulumi("config", "set", "--path", "capi-fleet:mirrors.charts", moved);
     expect(set.code, set.output).toBe(0);
     const preview = await pulumi("preview", "--json", "--non-interactive");
@@ -366,7 +185,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     for (const step of steps) expect(JSON.stringify(step.newState?.inputs ?? {}), `${step.op} ${step.urn}`).toContain(moved);
     const up = await timed("day-2 up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));
     expect(up.code, `${up.output}\n${diagnostics()}`).toBe(0);
-    expect(charts!.requests.filter((request) => request.startsWith("moved/")).length).toBeGreaterThan(0);
+    expect(P().charts.requests.filter((request) => request.startsWith("moved/")).length).toBeGreaterThan(0);
     const again = await plannedSteps();
     expect(again).toEqual([]);
   }, 1_200_000);
@@ -385,8 +204,8 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
 
   it("(d) an up interrupted during a Helm install (SIGINT twice) is followed by an up that converges, with no hand clean-up", async (context) => {
     if (hooksUnavailable) {
-      const hostModule = /^HOST_MOD=(.+)$/m.exec(pins)?.[1] ?? "";
-      const hostPin = /^HOST_PIN=(.+)$/m.exec(pins)?.[1] ?? "";
+      const hostModule = /^HOST_MOD=(.+)$/m.exec(P().pins)?.[1] ?? "";
+      const hostPin = /^HOST_PIN=(.+)$/m.exec(P().pins)?.[1] ?? "";
       const answer = downloadModule(hostModule, hostPin);
       const why = "the toolchain's fallback language host (sdk/v3@v3.68.0: nodejs/cmd/pulumi-language-nodejs/proxy.go) relays the engine's resource monitor without RegisterResourceHook, so the program runs without the hooks that do the recovery";
       if ("refused" in answer) return skipIfDeclared(context, `${answer.refused}; ${why}; ${pinnedHostEnv} (a host built from the CLI's release tag) runs it`);
@@ -413,7 +232,7 @@ describe("pulumi up of the platform by the real engine (existing mode, from loca
     const crds = (await names("/apis/apiextensions.k8s.io/v1/customresourcedefinitions")).filter((name) => name.endsWith("cert-manager.io"));
     expect(crds.length).toBeGreaterThan(0);
     for (const crd of crds) {
-      const patched = await server!.request("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`, { metadata: { annotations: { "meta.helm.sh/release-name": "platform-cert-manager", "meta.helm.sh/release-namespace": "platform" } } }, "application/merge-patch+json");
+      const patched = await P().server.request("PATCH", `/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${crd}`, { metadata: { annotations: { "meta.helm.sh/release-name": "platform-cert-manager", "meta.helm.sh/release-namespace": "platform" } } }, "application/merge-patch+json");
       expect(patched.status).toBe(200);
     }
     const refused = await timed("coexistence: refused up", () => pulumi("up", "--yes", "--skip-preview", "--non-interactive"));

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crdSchema, undeclaredSegment } from "../../../tests/cluster-class-patches";
+import { crdSchema, patchDefinitions, undeclaredSegment } from "../../../tests/cluster-class-patches";
 import {
   buildGoTemplateRenderer,
   capiModuleDir,
@@ -591,6 +591,187 @@ describe("the class applied to the stacks' tenants (CAPI's rendering, CAPI's and
     });
     expect(outcomes.filter((outcome) => outcome.includes("accepted, then"))).toEqual([]);
     expect(outcomes.filter((outcome) => outcome.endsWith("refused")).length).toBeGreaterThan(0);
+  });
+});
+
+// CAPH's maintainers say they do not support private networks and mean to take them out of their
+// templates (docs/tenants.md, "The private network"), while every tenant here depends on one. So a
+// CAPH bump whose CRDs drop or change `hcloudNetwork` fails here, before any tenant gets it
+// (syself/cluster-api-provider-hetzner@v1.1.8: config/crd/bases/infrastructure.cluster.x-k8s.io_hetznerclusters.yaml
+// and …_hetznerclustertemplates.yaml). The fields come from what the program writes, not from a list.
+
+/** The part of a CRD schema the network check reads. */
+type NetworkSchema = { type?: string; enum?: unknown[]; required?: string[]; properties?: Record<string, NetworkSchema> };
+/** Where CAPH must take the network: a kind at an apiVersion, and the JSON pointer of `hcloudNetwork` in it. */
+type NetworkTarget = { apiVersion: string; kind: string; pointer: string };
+/** What the program writes into `hcloudNetwork`: per field, its JSON types and its string values. */
+type NetworkFields = Map<string, { types: Set<string>; values: Set<string> }>;
+
+const pointerSegments = (pointer: string) => pointer.split("/").slice(1);
+const jsonTypeOf = (value: unknown) => (Array.isArray(value) ? "array" : value === null ? "null" : typeof value === "number" ? (Number.isInteger(value) ? "integer" : "number") : typeof value);
+
+/** The value at a JSON pointer, or undefined. */
+function valueAt(document: unknown, pointer: string): unknown {
+  return pointerSegments(pointer).reduce<unknown>((node, segment) => (typeof node === "object" && node !== null ? (node as Record<string, unknown>)[segment] : undefined), document);
+}
+
+/** The schema a CRD serves for one version at a JSON pointer into the object, or why there is none. */
+function servedSchemaAt(crds: readonly Crd[], target: NetworkTarget): NetworkSchema | string {
+  const [group, version] = target.apiVersion.split("/");
+  const crd = crds.find((candidate) => candidate.spec.group === group && candidate.spec.names.kind === target.kind);
+  if (!crd) return "no CRD defines the kind";
+  const served = crd.spec.versions.find((candidate) => candidate.name === version && candidate.served) as { schema?: { openAPIV3Schema?: NetworkSchema } } | undefined;
+  if (!served) return `the CRD does not serve ${version ?? ""}`;
+  let node = served.schema?.openAPIV3Schema;
+  for (const [index, segment] of pointerSegments(target.pointer).entries()) {
+    node = node?.properties?.[segment];
+    if (!node) return `${pointerSegments(target.pointer).slice(0, index + 1).join(".")} is gone`;
+  }
+  return node ?? "the CRD has no schema";
+}
+
+/**
+ * Where the class writes the network: the JSON patches that copy the network variable into the
+ * infrastructure template, and the same field of the kind CAPI creates from that template
+ * (`<Kind>Template`'s `spec.template.spec` becomes `<Kind>`'s `spec`).
+ */
+function networkTargets(classSpec: ClassSpec): NetworkTarget[] {
+  const patches = patchDefinitions(classSpec as unknown as Record<string, unknown>).flatMap((definition) =>
+    definition.jsonPatches
+      .filter((patch) => patch.valueFrom?.variable === classVariables.network)
+      .map((patch) => ({ apiVersion: definition.apiVersion, kind: definition.kind, pointer: patch.path })),
+  );
+  return patches.flatMap((target) => [target, { ...target, kind: target.kind.replace(/Template$/, ""), pointer: target.pointer.replace(/^\/spec\/template\/spec\//, "/spec/") }]);
+}
+
+/**
+ * Every field the program writes into `hcloudNetwork`, with its types and string values: the
+ * template's placeholder, the value each tenant's Cluster renders into it, and whatever the
+ * variable's schema lets a Cluster set (CAPI copies the variable into the template as it is).
+ */
+function networkFieldsWritten(): { targets: NetworkTarget[]; fields: NetworkFields } {
+  const { spec, templates } = built();
+  const targets = networkTargets(spec);
+  const fields: NetworkFields = new Map();
+  const entry = (field: string) => fields.get(field) ?? fields.set(field, { types: new Set(), values: new Set() }).get(field)!;
+  const addValue = (value: unknown, what: string) => {
+    if (typeof value !== "object" || value === null || Array.isArray(value)) throw new Error(`${what}: hcloudNetwork is not an object: ${JSON.stringify(value)}`);
+    for (const [field, item] of Object.entries(value)) {
+      entry(field).types.add(jsonTypeOf(item));
+      if (typeof item === "string") entry(field).values.add(item);
+    }
+  };
+  for (const target of targets.filter((candidate) => candidate.kind === templates.infrastructureCluster.kind)) {
+    addValue(valueAt(templates.infrastructureCluster, target.pointer), "the class's template");
+    for (const tenant of variedTenants()) {
+      const topology = topologyOf(tenant);
+      const deployment = topology.workers.machineDeployments[0]!;
+      const rendered = renderedFor(spec, templates, topology.variables, { name: deployment.name, overrides: deployment.variables.overrides }, {
+        controlPlane: tenant.kubernetesVersion,
+        machineDeployment: tenant.kubernetesVersion,
+      });
+      addValue(valueAt(rendered.infrastructureCluster, target.pointer), `tenant ${tenant.name}`);
+    }
+  }
+  const variable = spec.variables.find((definition) => definition.name === classVariables.network)!.schema.openAPIV3Schema as NetworkSchema;
+  for (const [field, property] of Object.entries(variable.properties ?? {})) {
+    if (property.type) entry(field).types.add(property.type);
+    for (const value of property.enum ?? []) if (typeof value === "string") entry(field).values.add(value);
+  }
+  return { targets, fields };
+}
+
+/** What CAPH's CRDs lack of what the program writes into `hcloudNetwork` (empty: all there, same types, values allowed). */
+function hcloudNetworkProblems(caphCrds: readonly Crd[], targets: readonly NetworkTarget[], fields: NetworkFields): string[] {
+  const problems: string[] = [];
+  if (targets.length === 0) problems.push("the class writes the network variable nowhere");
+  for (const target of targets) {
+    const where = `${target.kind} ${target.apiVersion}`;
+    const dotted = pointerSegments(target.pointer).join(".");
+    const schema = servedSchemaAt(caphCrds, target);
+    if (typeof schema === "string") {
+      problems.push(`${where}: ${schema}; the fleet sets ${dotted} (${[...fields.keys()].join(", ")})`);
+      continue;
+    }
+    if (schema.type !== "object") problems.push(`${where}: ${dotted} is ${schema.type ?? "untyped"}, the fleet writes an object`);
+    for (const [field, written] of fields) {
+      const property = schema.properties?.[field];
+      if (!property) {
+        problems.push(`${where}: ${dotted}.${field} is gone; the fleet sets it`);
+        continue;
+      }
+      for (const type of written.types) {
+        if (property.type !== type && !(property.type === "number" && type === "integer")) problems.push(`${where}: ${dotted}.${field} is ${property.type ?? "untyped"}, the fleet writes ${type}`);
+      }
+      const allowed = property.enum;
+      if (allowed) for (const value of written.values) if (!allowed.includes(value)) problems.push(`${where}: ${dotted}.${field} does not allow ${JSON.stringify(value)} (allowed: ${allowed.join(", ")})`);
+    }
+    for (const required of schema.required ?? []) if (!fields.has(required)) problems.push(`${where}: ${dotted}.${required} is required, and the fleet does not set it`);
+  }
+  return problems;
+}
+
+describe("CAPH's hcloudNetwork at the catalog's CAPH version (the private network every tenant depends on)", () => {
+  let caphCrds: Crd[] = [];
+  const caphUnavailable: string[] = [];
+
+  beforeAll(() => {
+    const caph = crdSources.find((source) => source.module === "github.com/syself/cluster-api-provider-hetzner")!;
+    expect(caph.version).toBe(catalog.caph.version);
+    const result = crdFiles(caph, ["infrastructure.cluster.x-k8s.io_hetznerclusters.yaml", "infrastructure.cluster.x-k8s.io_hetznerclustertemplates.yaml"]);
+    if ("unavailable" in result) caphUnavailable.push(result.unavailable);
+    else caphCrds = result;
+  }, 300_000);
+
+  it("HetznerClusterTemplate and HetznerCluster, at the contract CAPH serves, have spec.hcloudNetwork with every field the program writes, of the types and values it writes", (context) => {
+    if (caphUnavailable.length > 0) return skipIfDeclared(context, caphUnavailable.join("; "));
+    const { templates } = built();
+    const { targets, fields } = networkFieldsWritten();
+    const contract = `infrastructure.cluster.x-k8s.io/${catalog.caph.contract}`;
+    expect(targets.map((target) => `${target.apiVersion} ${target.kind}`)).toEqual([
+      `${contract} ${templates.infrastructureCluster.kind}`,
+      `${contract} ${templates.infrastructureCluster.kind.replace(/Template$/, "")}`,
+    ]);
+    expect(fields.size).toBeGreaterThan(1);
+    expect(hcloudNetworkProblems(caphCrds, targets, fields)).toEqual([]);
+  });
+
+  it("negative controls: the same check fails on a CRD copy without hcloudNetwork, with a field of another type or without a zone the fleet uses, and for a field CAPH lacks", (context) => {
+    if (caphUnavailable.length > 0) return skipIfDeclared(context, caphUnavailable.join("; "));
+    const { targets, fields } = networkFieldsWritten();
+    const [template, cluster] = targets as [NetworkTarget, NetworkTarget];
+    // The controls mean something only where the real CRDs pass.
+    expect(hcloudNetworkProblems(caphCrds, targets, fields)).toEqual([]);
+    /** A copy of CAPH's CRDs with the `hcloudNetwork` schema of one kind changed. */
+    const changed = (target: NetworkTarget, change: (network: NetworkSchema, parent: NetworkSchema) => void) => {
+      const copy = structuredClone(caphCrds);
+      const parent = servedSchemaAt(copy, { ...target, pointer: target.pointer.replace(/\/[^/]+$/, "") });
+      const network = servedSchemaAt(copy, target);
+      if (typeof parent === "string" || typeof network === "string") throw new Error(`${target.kind}: ${typeof network === "string" ? network : "no parent schema"}`);
+      change(network, parent);
+      return copy;
+    };
+    const firstString = [...fields].find(([, written]) => written.types.has("string"))![0];
+    const clusterNetwork = servedSchemaAt(caphCrds, cluster) as NetworkSchema;
+    // The field whose values CAPH restricts (the network zone), and the first value the fleet writes into it.
+    const [zoneField, zoneValues] = [...fields].find(([field]) => clusterNetwork.properties?.[field]?.enum !== undefined)!;
+    const zone = [...zoneValues.values][0]!;
+
+    const withoutNetwork = changed(cluster, (_network, parent) => delete parent.properties!["hcloudNetwork"]);
+    expect(hcloudNetworkProblems(withoutNetwork, targets, fields)).toEqual([
+      `${cluster.kind} ${cluster.apiVersion}: spec.hcloudNetwork is gone; the fleet sets spec.hcloudNetwork (${[...fields.keys()].join(", ")})`,
+    ]);
+    const retyped = changed(template, (network) => (network.properties![firstString]!.type = "integer"));
+    expect(hcloudNetworkProblems(retyped, targets, fields)).toEqual([`${template.kind} ${template.apiVersion}: spec.template.spec.hcloudNetwork.${firstString} is integer, the fleet writes string`]);
+    const narrowed = changed(cluster, (network) => (network.properties![zoneField]!.enum = network.properties![zoneField]!.enum!.filter((value) => value !== zone)));
+    expect(hcloudNetworkProblems(narrowed, targets, fields)).toEqual([expect.stringMatching(new RegExp(`^${cluster.kind} \\S+: spec\\.hcloudNetwork\\.${zoneField} does not allow "${zone}"`))]);
+    const newlyRequired = changed(template, (network) => (network.required = [...(network.required ?? []), "routes"]));
+    expect(hcloudNetworkProblems(newlyRequired, targets, fields)).toEqual([`${template.kind} ${template.apiVersion}: spec.template.spec.hcloudNetwork.routes is required, and the fleet does not set it`]);
+    // The program side: a field CAPH does not declare (the API server would drop it) fails for both kinds.
+    const more: NetworkFields = new Map([...fields, ["routes", { types: new Set(["array"]), values: new Set<string>() }]]);
+    expect(hcloudNetworkProblems(caphCrds, targets, more)).toEqual(targets.map((target) => `${target.kind} ${target.apiVersion}: ${pointerSegments(target.pointer).join(".")}.routes is gone; the fleet sets it`));
+    // A class that no longer writes the network at all.
+    expect(hcloudNetworkProblems(caphCrds, [], fields)).toEqual(["the class writes the network variable nowhere"]);
   });
 });
 
