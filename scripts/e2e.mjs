@@ -299,6 +299,17 @@ async function upgrade(run, to) {
     const done = kcps.length === 1 && kcps[0]?.status?.version === target && mds.every((md) => md.spec?.template?.spec?.version === target);
     return done ? true : undefined;
   }, 5000);
+  if (run.target === "hetzner") {
+    // Real machines roll: every node's kubelet reports the target (kwok's nodes in the local target do not).
+    const kubeconfigs = await outputSecret(run, "tenantKubeconfigs");
+    const workload = parseKubeconfig(/** @type {string} */ (kubeconfigs[tenant.name]), `tenantKubeconfigs.${tenant.name}`);
+    await waitFor(`${tenant.name}: every node Ready at ${target}`, minutes * 60, async () => {
+      const answer = await kubeRequest(workload, "GET", "/api/v1/nodes", { timeoutMs: 15_000 });
+      const nodes = /** @type {{ items?: { status?: { nodeInfo?: { kubeletVersion?: string }, conditions?: { type: string, status: string }[] } }[] }} */ (answer.json ?? {}).items ?? [];
+      const done = nodes.length > 0 && nodes.every((node) => node.status?.nodeInfo?.kubeletVersion === target && node.status.conditions?.some((c) => c.type === "Ready" && c.status === "True"));
+      return done ? true : undefined;
+    }, 10_000);
+  }
   log(`${tenant.name}: control plane and workers at ${target}`);
 }
 

@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
@@ -48,5 +49,18 @@ describe("npm run e2e", () => {
     const minor = (version: string) => Number(version.split(".")[1]);
     const listed = catalog.tenantKubernetesVersions as readonly string[];
     expect(listed.some((version) => minor(version) === minor(tenant!.kubernetesVersion) + 1)).toBe(true);
+  });
+
+  it("the scheduled workflow runs it against Hetzner with the project token from a secret, and does nothing without one", () => {
+    const workflow = parse(readFileSync(path.join(repoRoot, ".github", "workflows", "e2e.yml"), "utf8")) as {
+      on: { schedule?: unknown[] };
+      jobs: Record<string, { steps: { run?: string; env?: Record<string, string> }[] }>;
+    };
+    expect(workflow.on.schedule?.length).toBeGreaterThan(0);
+    const steps = Object.values(workflow.jobs).flatMap((job) => job.steps);
+    const run = steps.find((step) => step.run?.includes("npm run e2e -- --target hetzner"));
+    expect(run?.env?.HCLOUD_TOKEN).toMatch(/^\$\{\{ secrets\.\w+ \}\}$/);
+    expect(run?.run).toMatch(/if \[ -z "\$HCLOUD_TOKEN" \]; then[\s\S]*exit 0/);
+    expect(run?.run).toContain("E2E_ADMIN_CIDR");
   });
 });

@@ -108,6 +108,9 @@ async function eventually<T>(what: string, timeoutMs: number, check: () => Promi
   }
 }
 
+/** The lines of a command's output that match, de-duplicated (the engine repeats a step's line as it progresses). */
+const printedLines = (output: string, pattern: RegExp) => [...new Set(output.split("\n").filter((line) => pattern.test(line)).map((line) => line.trimEnd()))];
+
 /** The stand-in Hetzner API's requests, counted by method and path (ids as {id}). */
 function requestCounts(): Record<string, number> {
   const counts: Record<string, number> = {};
@@ -180,7 +183,7 @@ describe("a tenant's life through pulumi up by the real engine (npm run e2e -- -
     expect(up.code, `${up.output}\n${P().diagnostics()}`).toBe(0);
     // The script and the engine print no secret: no tenant token, no management credential.
     for (const secret of [tokens.alpha, tokens.bravo, P().server.target.token]) expect(up.output).not.toContain(secret);
-    report.push(`(a) up: ${up.output.match(/Resources:[\s\S]*?\n\n/)?.[0]?.trim() ?? ""}`);
+    report.push(`(a) what the up printed:\n    ${printedLines(up.output, /workload-kubeconfig:|Resources:|^ +\+ \d+ created/).join("\n    ")}`);
     for (const name of ["alpha", "bravo"] as const) {
       expect(await get(`/api/v1/namespaces/${name}`), name).toBeDefined();
       expect(await get(`/api/v1/namespaces/${name}/secrets/${hcloudSecret.name}`), name).toBeDefined();
@@ -237,6 +240,7 @@ describe("a tenant's life through pulumi up by the real engine (npm run e2e -- -
     const up = await pulumi(stack, ["up", "--yes", "--skip-preview", "--non-interactive", "--policy-pack", path.join(P().scratch, "pack"), "--policy-pack-config", policyConfig]);
     timings["removal up"] = Date.now() - started;
     expect(up.code, `${up.output}\n${P().diagnostics()}`).toBe(0);
+    report.push(`(c) what the removal printed:\n    ${printedLines(up.output, /drain-load-balancers:|deleted|Resources:|^ +- \d+ deleted/).join("\n    ")}`);
     const lbDeletes = H().requests.filter((request) => request.token === tokens.bravo && /^DELETE \/v1\/load_balancers\//.test(request.line));
     expect(lbDeletes).toHaveLength(1);
     const clusterDeleted = I().deletions.get("bravo/bravo");

@@ -458,7 +458,7 @@ describe("tools/actionlint", () => {
 
   it("passes on the repository's workflows (builds actionlint v1.7.12 once)", { timeout: 900_000 }, () => {
     const { code, output } = actionlint([]);
-    expect(output).toContain("actionlint v1.7.12 on 6 workflow file(s)");
+    expect(output).toContain(`actionlint v1.7.12 on ${readdirSync(workflowsDir).filter((file) => file.endsWith(".yml")).length} workflow file(s)`);
     expect(output).toContain("actionlint: no problems found");
     expect(code).toBe(0);
   });
