@@ -188,15 +188,17 @@ async function pulumi(run, args, options = {}) {
 async function openRun(options) {
   const stateFile = path.join(options.work, "run.json");
   mkdirSync(path.join(options.work, "state"), { recursive: true });
-  /** @type {{ stack: string, passphrase: string, tokens: string[] } | undefined} */
+  // The tokens come from the target every time (never written down); the passphrase of the
+  // throwaway stack's state is kept beside that state, readable by its owner only.
+  const { tokens } = stackFor(options.target);
+  /** @type {{ stack: string, passphrase: string } | undefined} */
   let saved = existsSync(stateFile) ? JSON.parse(readFileSync(stateFile, "utf8")) : undefined;
   const env = { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(options.work, "state")}`, PULUMI_SKIP_UPDATE_CHECK: "true" };
   if (!saved) {
-    const { tokens } = stackFor(options.target);
-    saved = { stack: `e2e-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}`, passphrase: randomBytes(24).toString("hex"), tokens };
+    saved = { stack: `e2e-${new Date().toISOString().replace(/\D/g, "").slice(0, 14)}`, passphrase: randomBytes(24).toString("hex") };
     writeFileSync(stateFile, JSON.stringify(saved), { mode: 0o600 });
   }
-  return { target: options.target, work: options.work, stack: saved.stack, env: { ...env, PULUMI_CONFIG_PASSPHRASE: saved.passphrase }, tokens: saved.tokens };
+  return { target: options.target, work: options.work, stack: saved.stack, env: { ...env, PULUMI_CONFIG_PASSPHRASE: saved.passphrase }, tokens };
 }
 
 /** @param {Run} run */

@@ -22,8 +22,12 @@ export interface HostControllerSpec {
   servingSecret?: string;
   /** The webhook Service: `name.namespace` (with `servingSecret`). */
   webhookService?: string;
-  /** Its flags, given the kubeconfig file, the certificate directory and the webhook port. */
-  args?(kubeconfig: string, certDir: string, webhookPort: number): string[];
+  /** More Services that reach the same port (a manager serving two Services, as CAREN's does). */
+  alsoServes?: readonly string[];
+  /** The Deployment (`namespace/name`) and container whose `args` the cluster holds: it starts once they exist, and `args` gets them. */
+  deployedArgs?: { deployment: string; container: string };
+  /** Its flags, given the kubeconfig file, the certificate directory, the webhook port and the deployed container's args (with `deployedArgs`). */
+  args?(kubeconfig: string, certDir: string, webhookPort: number, deployed: readonly string[]): string[];
   env?: NodeJS.ProcessEnv;
 }
 
@@ -62,10 +66,10 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
    * Always): a controller that starts before its CRDs are served exits, and comes back. KUBECONFIG
    * is set for controllers that take no --kubeconfig flag.
    */
-  function launchBinary(spec: HostControllerSpec, binary: string, certDir: string, port: number) {
+  function launchBinary(spec: HostControllerSpec, binary: string, certDir: string, port: number, deployed: readonly string[] = []) {
     const launch = () => {
       const fd = openSync(path.join(dir, `${spec.name}.log`), "a");
-      const child = spawn("timeout", ["--kill-after=10", "3600", binary, ...(spec.args?.(kubeconfig, certDir, port) ?? [])], { cwd: dir, stdio: ["ignore", fd, fd], env: { ...process.env, KUBECONFIG: kubeconfig, ...spec.env } });
+      const child = spawn("timeout", ["--kill-after=10", "3600", binary, ...(spec.args?.(kubeconfig, certDir, port, deployed) ?? [])], { cwd: dir, stdio: ["ignore", fd, fd], env: { ...process.env, KUBECONFIG: kubeconfig, ...spec.env } });
       closeSync(fd);
       children.push(child);
       child.once("exit", () => {
@@ -95,6 +99,14 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
           pending.delete(spec);
           continue;
         }
+        let deployed: string[] = [];
+        if (spec.deployedArgs) {
+          const [deploymentNamespace, deploymentName] = spec.deployedArgs.deployment.split("/");
+          const deployment = await server.request("GET", `/apis/apps/v1/namespaces/${deploymentNamespace}/deployments/${deploymentName}`);
+          if (deployment.status !== 200) continue;
+          const containers = (deployment.json as { spec: { template: { spec: { containers: { name: string; args?: string[] }[] } } } }).spec.template.spec.containers;
+          deployed = containers.find((container) => container.name === spec.deployedArgs?.container)?.args ?? [];
+        }
         const [namespace, name] = spec.servingSecret.split("/");
         const answer = await server.request("GET", `/api/v1/namespaces/${namespace}/secrets/${name}`);
         if (answer.status !== 200) continue;
@@ -104,7 +116,7 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
         for (const file of ["tls.crt", "tls.key"]) writeFileSync(path.join(certDir, file), Buffer.from(data[file] ?? "", "base64"));
         const port = await freePort();
         if (spec.binary) {
-          launchBinary(spec, spec.binary, certDir, port);
+          launchBinary(spec, spec.binary, certDir, port, deployed);
         } else if (spec.serve) {
           const served = await spec.serve({ certPem: readFileSync(path.join(certDir, "tls.crt"), "utf8"), keyPem: readFileSync(path.join(certDir, "tls.key"), "utf8"), caPem: Buffer.from(data["ca.crt"] ?? "", "base64").toString("utf8"), port });
           inProcess.push(served);
@@ -127,6 +139,7 @@ export function runHostControllers(server: KubeApiServer, kubeconfigText: string
           reloads.set(spec, (tls) => { standIn.setSecureContext({ cert: tls.certPem, key: tls.keyPem }); });
         }
         egress.route(spec.webhookService, port);
+        for (const service of spec.alsoServes ?? []) egress.route(service, port);
         started.push(spec.name);
         pending.delete(spec);
         serving.set(spec, { certDir, data: JSON.stringify(data), reload: reloads.get(spec) });

@@ -9,7 +9,8 @@ import { capiBinaries } from "./capi-in-the-loop";
 import { carenDiscoveredVariables, readCarenSchemas } from "./caren-variables";
 import { fluxOperatorChartSource, managementChartSources, startChartMirror, type ChartMirror } from "./chart-mirror";
 import { startCertManagerStandIn, type CertManagerStandIn } from "./fakes/cert-manager";
-import { runHostControllers, type HostControllers } from "./host-controllers";
+import { carenBinaryEnv } from "./caren-in-the-loop";
+import { runHostControllers, type HostControllers, type HostControllerSpec } from "./host-controllers";
 import { adminKubeconfig, installedBinary, kubeApiServerBinaries, runToolchain, startKubeApiServer, type KubeApiServer, type KubeApiServerBinaries } from "./kube-apiserver";
 import { startSimulatedCluster, type SimulatedCluster } from "./kwok-cluster";
 import { offlineEngineScratch } from "./legacy-policy-pack";
@@ -34,7 +35,8 @@ import { repoRoot } from "./stack-files";
  * - STAND-INS, named: cert-manager's running parts (tests/fakes/cert-manager.ts; its chart is real),
  *   allow-all webhooks for CAPH and CAAPH (their managers are not built here), CAREN as the
  *   recording extension with CAREN's own variable schemas (tests/recording-extension.ts) and
- *   allow-all admission webhooks (so CAREN's defaults are not applied to a Cluster), the
+ *   allow-all admission webhooks (so CAREN's defaults are not applied to a Cluster) unless
+ *   CAPI_FLEET_CAREN_BIN names a real manager (then that runs, with the deployed chart's args), the
  *   command plugin unless CAPI_FLEET_COMMAND_PLUGIN names a real one (tests/fakes/command-plugin.mjs),
  *   and the Flux Operator's chart (tests/chart-mirror.ts, fluxOperatorChartSource).
  * Charts come from a local Helm repository packaged from the unmodified chart sources
@@ -94,6 +96,44 @@ export interface RealUpPlatform {
   /** The last lines of every process's log, for a failed assertion. */
   diagnostics(): string;
   stop(): Promise<void>;
+}
+
+const carenName = "cluster-api-runtime-extensions-nutanix";
+const carenRuntimeHooks = { servingSecret: `${platformNamespaces.caren}/${carenName}-runtimehooks-tls`, webhookService: `${carenName}-runtimehooks.${platformNamespaces.caren}` };
+/** CAREN's admission webhooks are its other Service, on the same port (its chart v0.50.0: templates/admission-service.yaml, webhooks.yaml). */
+const carenAdmissionService = `${carenName}-admission.${platformNamespaces.caren}`;
+
+/**
+ * CAREN: the real manager when CAPI_FLEET_CAREN_BIN names one built from the catalog's tag, run with
+ * the args of the Deployment the program's Helm release created; otherwise the recording extension
+ * with CAREN's own variable schemas and admission webhooks that allow every review (stand-ins).
+ */
+function carenControllers(schemas: Parameters<typeof carenDiscoveredVariables>[0]): HostControllerSpec[] {
+  const binary = process.env[carenBinaryEnv];
+  if (binary) {
+    if (!existsSync(binary)) throw new Error(`${carenBinaryEnv}=${binary}: no such file`);
+    return [
+      {
+        name: "caren",
+        binary,
+        ...carenRuntimeHooks,
+        alsoServes: [carenAdmissionService],
+        deployedArgs: { deployment: `${platformNamespaces.caren}/${carenName}`, container: "manager" },
+        args: (kubeconfig, certDir, port, deployed) => [
+          ...deployed.map((arg) => (arg.startsWith("--webhook-cert-dir=") ? `--webhook-cert-dir=${certDir}` : arg.replaceAll("$(POD_NAMESPACE)", platformNamespaces.caren))),
+          `--kubeconfig=${kubeconfig}`,
+          `--webhook-port=${port}`,
+          "--health-probe-bind-address=127.0.0.1:0",
+          "--metrics-bind-address=0",
+        ],
+        env: { POD_NAMESPACE: platformNamespaces.caren },
+      },
+    ];
+  }
+  return [
+    { name: "caren (stand-in: the recording extension)", ...carenRuntimeHooks, serve: (tls) => startRecordingExtension(carenHandlers(), carenDiscoveredVariables(schemas), tls) },
+    { name: "caren-admission (stand-in: allows every review)", servingSecret: carenRuntimeHooks.servingSecret, webhookService: carenAdmissionService },
+  ];
 }
 
 /** Starts the management cluster and prepares the engine; `plugins` are installed besides kubernetes and command. */
@@ -201,19 +241,7 @@ export async function startRealUpPlatform(name: string, plugins: readonly Plugin
         args: () => ["--enable-leader-election=false", "--metrics-addr=0", "--health-addr=0", "--web-server-port=0", `--storage-path=${path.join(fluxOperatorModule, "config", "data")}`],
         env: { RUNTIME_NAMESPACE: platformNamespaces.flux },
       },
-      {
-        name: "caren (stand-in: the recording extension)",
-        servingSecret: "caren-system/cluster-api-runtime-extensions-nutanix-runtimehooks-tls",
-        webhookService: "cluster-api-runtime-extensions-nutanix-runtimehooks.caren-system",
-        serve: (tls) => startRecordingExtension(carenHandlers(), carenDiscoveredVariables(carenSchemas.crds), tls),
-      },
-      // CAREN's admission webhooks are its other Service on the same port (its chart v0.50.0:
-      // templates/admission-service.yaml, webhooks.yaml); a topology Cluster goes through them.
-      {
-        name: "caren-admission (stand-in: allows every review)",
-        servingSecret: "caren-system/cluster-api-runtime-extensions-nutanix-runtimehooks-tls",
-        webhookService: "cluster-api-runtime-extensions-nutanix-admission.caren-system",
-      },
+      ...carenControllers(carenSchemas.crds),
     ]);
     stopping.push(() => controllers.stop());
 

@@ -10,6 +10,7 @@ import { tenantServerLabelSelector } from "../infra/model/tenant/tenant-firewall
 import { catalog } from "../infra/model/versions/catalog";
 import { startHcloudApiStandIn, type HcloudApiStandIn } from "./fakes/hcloud-api";
 import { startTenantInfrastructure, type TenantInfrastructure } from "./fakes/tenant-infrastructure";
+import { carenBinaryEnv } from "./caren-in-the-loop";
 import { buildGoProgram } from "./go-programs";
 import { adminKubeconfig } from "./kube-apiserver";
 import { sdkPluginVersion, pluginModule } from "./plugins";
@@ -211,6 +212,38 @@ describe("a tenant's life through pulumi up by the real engine (npm run e2e -- -
   it("(b) upgrade: a kubernetesVersion two minors ahead, applied with up, makes CAPI walk the control plane one minor at a time, then the workers once", async (context) => {
     skipUnlessRunnable(context);
     const started = Date.now();
+    if (process.env[carenBinaryEnv]) {
+      // The real CAREN holds the upgrade in BeforeClusterUpgrade until its Cilium preflight runs in
+      // the workload cluster, which CAAPH would install (CAREN v0.50.0: pkg/handlers/lifecycle/cni/
+      // cilium/handler.go, BeforeClusterUpgrade; waitForCiliumPreflightResources); CAAPH does not run
+      // here. So the upgrade is applied with up, and the hold is what is checked.
+      const { stack } = e2eStack();
+      expect((await pulumi(stack, ["config", "set", "--path", "capi-fleet:tenants[0].kubernetesVersion", newestVersion!])).code).toBe(0);
+      const up = await pulumi(stack, ["up", "--yes", "--skip-preview", "--non-interactive"]);
+      timings["upgrade up (real CAREN)"] = Date.now() - started;
+      expect(up.code, up.output).toBe(0);
+      // CAPI says so in TopologyReconciled: ClusterUpgrading with the blocking hook in its message when
+      // CAREN answers "retry", or ReconcileFailed naming the hook when CAREN's handler, which waits
+      // for the preflight (up to 30 s, handler.go waitTimeout), outlasts CAPI's call (its 10 s
+      // default) (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/topology/cluster/conditions.go;
+      // exp/topology/scope/hookresponsetracker.go, AggregateMessage). Measured here: the second.
+      let last: unknown;
+      const held = await eventually("CAPI's topology held by CAREN's BeforeClusterUpgrade", 180_000, async () => {
+        const cluster = await get("/apis/cluster.x-k8s.io/v1beta2/namespaces/alpha/clusters/alpha");
+        const topology = ((cluster?.status as { conditions?: { type: string; reason?: string; message?: string }[] } | undefined)?.conditions ?? []).find((c) => c.type === "TopologyReconciled");
+        last = topology;
+        const blocking = topology?.reason === "ClusterUpgrading" && topology.message?.includes("Following hooks are blocking upgrade: BeforeClusterUpgrade");
+        const timedOut = topology?.reason === "ReconcileFailed" && /BeforeClusterUpgrade[\s\S]*caren-bcu/.test(topology.message ?? "");
+        return blocking || timedOut ? topology : undefined;
+      }).catch((error: unknown) => {
+        throw new Error(`${String(error)}\nlast seen: ${JSON.stringify(last)}\n${P().controllers.logs().slice(-6000)}`);
+      });
+      const proxies = (((await get("/apis/addons.cluster.x-k8s.io/v1alpha1/namespaces/alpha/helmchartproxies"))?.items as { metadata: { name: string } }[] | undefined) ?? []).map((proxy) => proxy.metadata.name);
+      report.push(`(b) real CAREN: TopologyReconciled ${held.reason}: ${held.message ?? ""}; HelmChartProxies in alpha: ${proxies.join(", ")}; versions CAPI set since: ${JSON.stringify(I().versions.filter((change) => change.cluster === "alpha/alpha" && change.at >= started))}`);
+      expect(proxies.some((name) => name.startsWith("cilium-preflight-"))).toBe(true);
+      expect(I().versions.filter((change) => change.cluster === "alpha/alpha" && change.at >= started)).toEqual([]);
+      return;
+    }
     const upgrade = await e2e("e2e upgrade (two minors)", ["--steps", "upgrade", "--to", newestVersion!]);
     expect(upgrade.code, `${upgrade.output}\n${P().diagnostics()}`).toBe(0);
     const seen = I().versions.filter((change) => change.cluster === "alpha/alpha" && change.at >= started);
@@ -320,7 +353,7 @@ describe("a tenant's life through pulumi up by the real engine (npm run e2e -- -
     });
     expect(JSON.parse(decoded)).toEqual([]);
     report.push(`(e) ${H().messages.length} messages decoded by hcloud-go v2.40.0's schema types; requests: ${JSON.stringify(requestCounts())}`);
-    report.push(`command plugin: ${process.env[commandPluginEnv] ? `real (${process.env[commandPluginEnv]})` : "stand-in"}`);
+    report.push(`command plugin: ${process.env[commandPluginEnv] ? `real (${process.env[commandPluginEnv]})` : "stand-in"}; CAREN: ${process.env[carenBinaryEnv] ? `real (${process.env[carenBinaryEnv]})` : "stand-in"}`);
     rmSync(work, { recursive: true, force: true });
   }, 1_800_000);
 });
