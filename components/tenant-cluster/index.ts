@@ -4,7 +4,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/tenant/caren-cluster-config";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
-import { isAutoscaled } from "../../infra/model/platform/cluster-autoscaler";
+import { clusterAutoscalerBounds } from "../../infra/model/platform/cluster-autoscaler";
 import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/platform/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
@@ -270,7 +270,7 @@ export class TenantCluster extends pulumi.ComponentResource {
     // The autoscaler of the tenant's autoscaled pools runs here, on the management cluster: it
     // mounts CAPI's kubeconfig Secret, which the command above has waited for, and Pulumi
     // deletes it before the Cluster.
-    if (tenant.workers.some(isAutoscaled)) {
+    if (tenant.workers.some((pool) => clusterAutoscalerBounds(pool) !== undefined)) {
       new ClusterAutoscaler(
         `${name}-autoscaler`,
         { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}), releaseRecovery: args.releaseRecovery },
