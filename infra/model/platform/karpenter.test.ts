@@ -67,11 +67,12 @@ describe("which pools Karpenter sizes, and how many servers it may make", () => 
 });
 
 describe("what the provider reads from the MachineDeployment", () => {
-  it("gets the server's CPU and memory as quantities, and the node labels as key=value pairs", () => {
+  it("gets the server's CPU, memory and pods as quantities, and the node labels as key=value pairs", () => {
     const annotations = poolCapacityAnnotations(pool("cx33"));
     expect(annotations).toEqual({
       [capacityAnnotations.cpu]: "4",
       [capacityAnnotations.memory]: "8Gi",
+      [capacityAnnotations.maxPods]: "110",
       [capacityAnnotations.labels]: "node.kubernetes.io/instance-type=cx33,kubernetes.io/arch=amd64",
       [karpenterCpuLimitAnnotation]: "16",
     });

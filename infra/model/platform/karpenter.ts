@@ -27,12 +27,21 @@ import { catalog } from "../versions/catalog";
 /** The label that makes a MachineDeployment, and a Machine it claimed, the provider's (pkg/providers/providers.go, `NodePoolMemberLabel`). */
 export const karpenterMemberLabel = "node.cluster.x-k8s.io/karpenter-member";
 
-/** CAPI's scale-from-zero annotations the provider reads (pkg/cloudprovider/cloudprovider.go, `cpuKey`, `memoryKey`, `labelsKey`). */
+/** CAPI's scale-from-zero annotations the provider reads (pkg/cloudprovider/cloudprovider.go, `cpuKey`, `memoryKey`, `maxPodsKey`, `labelsKey`). */
 export const capacityAnnotations = {
   cpu: "capacity.cluster-autoscaler.kubernetes.io/cpu",
   memory: "capacity.cluster-autoscaler.kubernetes.io/memory",
+  maxPods: "capacity.cluster-autoscaler.kubernetes.io/maxPods",
   labels: "capacity.cluster-autoscaler.kubernetes.io/labels",
 } as const;
+
+/**
+ * Pods a node takes: the kubelet's default `maxPods`, which the fleet's kubeadm configuration
+ * keeps (k8s.io/kubernetes: pkg/kubelet/apis/config/v1beta1/defaults.go). Without the maxPods
+ * annotation the provider's server has room for no pod at all, and Karpenter finds "no instance
+ * type has enough resources" (seen in tests/karpenter-in-the-loop.test.ts).
+ */
+export const kubeletMaxPods = 110;
 
 /** The kinds the tenant's Karpenter reads in its workload cluster. */
 const nodeClassGroup = "karpenter.cluster.x-k8s.io";
@@ -111,7 +120,7 @@ export const karpenterCpuLimitAnnotation = "capi-fleet.io/karpenter-cpu-limit";
 
 /**
  * The annotations of a Karpenter pool's MachineDeployment topology, which CAPI copies onto the
- * MachineDeployment: its server's CPU and memory, the labels its nodes will have (the instance
+ * MachineDeployment: its server's CPU, memory and pods, the labels its nodes will have (the instance
  * type, as the hcloud CCM labels the node, and the architecture, so that an empty Arm pool is
  * offered to arm64 pods only), and the fleet's {@link karpenterCpuLimitAnnotation}.
  */
@@ -121,6 +130,7 @@ export function poolCapacityAnnotations(pool: KarpenterPool): Record<string, str
   return {
     [capacityAnnotations.cpu]: String(capacity.cpu),
     [capacityAnnotations.memory]: `${capacity.memoryGi}Gi`,
+    [capacityAnnotations.maxPods]: String(kubeletMaxPods),
     [capacityAnnotations.labels]: `node.kubernetes.io/instance-type=${pool.machineType},kubernetes.io/arch=${architectureOf(pool.machineType)}`,
     [karpenterCpuLimitAnnotation]: String(pool.autoscaling.cpuLimit),
   };
