@@ -17,6 +17,7 @@ import {
   karpenterNodeClass,
   karpenterNodePool,
   karpenterPoolProblems,
+  karpenterResourceSet,
   poolCapacityAnnotations,
   poolMachineDeploymentSelector,
   serverCapacity,
@@ -131,6 +132,23 @@ describe("the tenant's objects in its workload cluster", () => {
         disruption: { consolidationPolicy: "WhenEmpty", consolidateAfter: "45s" },
       },
     });
+  });
+});
+
+describe("how the NodeClasses and NodePools reach the workload cluster", () => {
+  it("a ClusterResourceSet selecting the tenant's Cluster re-applies a ConfigMap of one NodeClass and one NodePool per pool whenever they change", () => {
+    const second = { ...pool("cx33"), name: "burst-2" };
+    const set = karpenterResourceSet("analytics", "tenant-analytics", { "capi-fleet.io/tenant": "analytics" }, [pool("cx23"), second]);
+    expect(set.clusterResourceSet).toEqual({
+      apiVersion: "addons.cluster.x-k8s.io/v1beta2",
+      kind: "ClusterResourceSet",
+      metadata: { name: "karpenter-nodepools", namespace: "tenant-analytics" },
+      spec: { clusterSelector: { matchLabels: { "capi-fleet.io/tenant": "analytics" } }, resources: [{ kind: "ConfigMap", name: "karpenter-nodepools" }], strategy: "Reconcile" },
+    });
+    expect(set.configMap.metadata).toEqual({ name: "karpenter-nodepools", namespace: "tenant-analytics" });
+    // CAPI splits the value into documents at "---" lines and reads each as YAML (JSON is YAML).
+    const documents = set.configMap.data["nodepools.yaml"].split("\n---\n").map((text) => parseYaml(text) as unknown);
+    expect(documents).toEqual([karpenterNodeClass("analytics", pool("cx23")), karpenterNodePool(pool("cx23")), karpenterNodeClass("analytics", second), karpenterNodePool(second)]);
   });
 });
 

@@ -339,3 +339,37 @@ export function karpenterDeployment(target: KarpenterTarget) {
     },
   };
 }
+
+/** What delivers the tenant's NodeClasses and NodePools into its workload cluster: a ClusterResourceSet and its ConfigMap. */
+export const karpenterResourceSetName = "karpenter-nodepools";
+
+/**
+ * The tenant's ClusterAPINodeClass and NodePool of each Karpenter pool, and the ClusterResourceSet
+ * (CAPI core, `addons.cluster.x-k8s.io/v1beta2`) that applies them in the workload cluster and
+ * again whenever they change (`strategy: Reconcile`; sigs.k8s.io/cluster-api@v1.12.10:
+ * api/addons/v1beta2/clusterresourceset_types.go). Until the provider's CRDs are in the workload
+ * cluster the apply fails, and CAPI retries it (internal/controllers/clusterresourceset/clusterresourceset_controller.go
+ * returns the errors, so the object is queued again). `clusterSelector` selects the tenant's Cluster.
+ */
+export function karpenterResourceSet(tenantName: string, namespace: string, clusterSelector: Readonly<Record<string, string>>, pools: readonly KarpenterPool[]) {
+  const documents = pools.flatMap((pool) => [karpenterNodeClass(tenantName, pool), karpenterNodePool(pool)]);
+  return {
+    configMap: {
+      apiVersion: "v1" as const,
+      kind: "ConfigMap" as const,
+      metadata: { name: karpenterResourceSetName, namespace },
+      // JSON documents are YAML documents; CAPI splits the value at "---".
+      data: { "nodepools.yaml": documents.map((document) => JSON.stringify(document)).join("\n---\n") },
+    },
+    clusterResourceSet: {
+      apiVersion: "addons.cluster.x-k8s.io/v1beta2" as const,
+      kind: "ClusterResourceSet" as const,
+      metadata: { name: karpenterResourceSetName, namespace },
+      spec: {
+        clusterSelector: { matchLabels: { ...clusterSelector } },
+        resources: [{ kind: "ConfigMap", name: karpenterResourceSetName }],
+        strategy: "Reconcile",
+      },
+    },
+  };
+}
