@@ -10,14 +10,12 @@ import {
   karpenterCommandLine,
   karpenterManagementRbac,
   karpenterMemberLabel,
-  karpenterNodeClass,
-  karpenterNodePool,
   poolMachineDeploymentSelector,
-  type KarpenterPool,
 } from "../infra/model/platform/karpenter";
 import { catalog } from "../infra/model/versions/catalog";
 import { createNamespacesOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "./capi-in-the-loop";
 import { runStack } from "./fleet-run";
+import { repoRoot } from "./stack-files";
 import { adminKubeconfig, freePort, halt, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "./kube-apiserver";
 import { startSimulatedCluster, type SimulatedCluster } from "./kwok-cluster";
 import { downloadModule, upstreamDir } from "./upstream";
@@ -135,6 +133,8 @@ describe(`karpenter-provider-cluster-api ${version} in the loop`, () => {
       const md = await machineDeployment();
       const mdName = md.metadata.name!;
       const promised = md.metadata.annotations ?? {};
+      // The labels the MachineDeployment promises its nodes (instance type, architecture), as the kubelet and the hcloud CCM set them.
+      const promisedLabels = Object.fromEntries((promised[capacityAnnotations.labels] ?? "").split(",").map((pair) => pair.split("=", 2) as [string, string]));
       expect(md.metadata.annotations?.[capacityAnnotations.cpu]).toBe(topologyPool.metadata!.annotations![capacityAnnotations.cpu]);
       expect(md.metadata.labels?.[karpenterMemberLabel]).toBeUndefined();
       expect(await record("as CAPI created it: its webhook's default for an unpinned pool without bounds")).toBe(1);
@@ -162,20 +162,51 @@ describe(`karpenter-provider-cluster-api ${version} in the loop`, () => {
       const yamlIn = (dir: string, prefix: string) => readdirSync(dir).filter((file) => file.startsWith(prefix) && file.endsWith(".yaml")).map((file) => path.join(dir, file));
       await applyCrds(yamlIn(karpenterCrds.dir, "karpenter.sh_"), karpenterCrds.via);
       await applyCrds(yamlIn(material.crds, "karpenter.cluster.x-k8s.io_"), material.crds);
-      const karpenterPool: KarpenterPool = { name: poolName, machineType: "cx23", autoscaling: { provider: "karpenter", cpuLimit: 8, expireAfter: "720h", consolidation: { policy: "WhenEmpty", after: "5s" } } };
       await eventually("the workload cluster serves Karpenter's kinds", 60_000, async () => ((await W.request("GET", "/apis/karpenter.sh/v1/nodepools")).status === 200 ? true : undefined));
       await eventually("the workload cluster serves ClusterAPINodeClass", 60_000, async () => ((await W.request("GET", "/apis/karpenter.cluster.x-k8s.io/v1alpha1/clusterapinodeclasses")).status === 200 ? true : undefined));
-      await applyTo(W, karpenterNodeClass(tenantName, karpenterPool), "/apis/karpenter.cluster.x-k8s.io/v1alpha1/clusterapinodeclasses");
-      await applyTo(W, karpenterNodePool(karpenterPool), "/apis/karpenter.sh/v1/nodepools");
 
       // The stand-in for kubeadm's control plane: initialized, at its version, so that CAPI's
-      // MachineSet preflight check (ControlPlaneIsStable) lets the pool's Machines be created.
+      // MachineSet preflight check (ControlPlaneIsStable) lets the pool's Machines be created, and
+      // the kubeconfig Secret KCP would write, naming the workload API server.
       const controlPlane = (await L.list("controlplane.cluster.x-k8s.io/v1beta2", "KubeadmControlPlane", namespace, `cluster.x-k8s.io/cluster-name=${tenantName}`))[0]!;
       await must("KubeadmControlPlane status", L.api.request("PATCH", `${await L.objectPath(controlPlane)}/status`, { status: { initialization: { controlPlaneInitialized: true }, version: (controlPlane.spec as { version: string }).version } }, "application/merge-patch+json"));
+      await must("the kubeconfig Secret", L.api.request("POST", `/api/v1/namespaces/${namespace}/secrets`, {
+        apiVersion: "v1",
+        kind: "Secret",
+        type: "cluster.x-k8s.io/secret",
+        metadata: { name: `${tenantName}-kubeconfig`, namespace, labels: { "cluster.x-k8s.io/cluster-name": tenantName } },
+        data: { value: Buffer.from(adminKubeconfig(W)).toString("base64") },
+      }));
 
-      // 3. The hand-over: the member label on the MachineDeployment alone (not through the topology,
-      // which would put it on every Machine) and the pool at zero, as components/karpenter does.
-      await must("hand the MachineDeployment to Karpenter", L.api.request("PATCH", await L.objectPath(md), { metadata: { labels: { [karpenterMemberLabel]: "" } }, spec: { replicas: 0 } }, "application/merge-patch+json"));
+      // The stand-in for CAPH's HetznerCluster: provisioned, its endpoint the workload API server,
+      // so that CAPI connects to the workload cluster (controllers/clustercache/cluster_cache.go waits for that).
+      const infraRef = (cluster!.spec as { infrastructureRef?: { name: string } }).infrastructureRef ?? ((await L.get(cluster!.apiVersion, "Cluster", tenantName, namespace))!.spec as { infrastructureRef: { name: string } }).infrastructureRef;
+      const hetznerCluster = (await L.get("infrastructure.cluster.x-k8s.io/v1beta1", "HetznerCluster", infraRef.name, namespace))!;
+      const endpoint = new URL(W.url);
+      await must("HetznerCluster endpoint", L.api.request("PATCH", await L.objectPath(hetznerCluster), { spec: { controlPlaneEndpoint: { host: endpoint.hostname, port: Number(endpoint.port) } } }, "application/merge-patch+json"));
+      await must("HetznerCluster status", L.api.request("PATCH", `${await L.objectPath(hetznerCluster)}/status`, { status: { ready: true } }, "application/merge-patch+json"));
+
+      // The program's ClusterResourceSet (applied above with the stack's objects): CAPI puts the
+      // pool's NodeClass and NodePool into the workload cluster.
+      const nodePool = await eventually("CAPI's ClusterResourceSet applies the NodePool in the workload cluster", stepTimeoutMs, async () => {
+        const got = await W.request("GET", `/apis/karpenter.sh/v1/nodepools/${poolName}`);
+        return got.status === 200 ? got.json : undefined;
+      }, async () => JSON.stringify((await L.list("addons.cluster.x-k8s.io/v1beta2", "ClusterResourceSet", namespace))[0]?.status ?? {}));
+      const nodeClass = await W.request("GET", `/apis/karpenter.cluster.x-k8s.io/v1alpha1/clusterapinodeclasses/${poolName}`);
+      expect(nodeClass.status).toBe(200);
+      say(`ClusterResourceSet applied NodeClass ${poolName} (selector ${JSON.stringify((nodeClass.json.spec as { scalableResourceSelector: unknown }).scalableResourceSelector)}) and NodePool ${poolName} (limits ${JSON.stringify((nodePool.spec as { limits: unknown }).limits)}, disruption ${JSON.stringify((nodePool.spec as { disruption: unknown }).disruption)})`);
+
+      // 3. The hand-over (components/karpenter/hand-over.mjs, through its entry point as the
+      // program runs it): the member label on the MachineDeployment alone (not through the
+      // topology, which would put it on every Machine) and the pool at zero.
+      const handOver = spawnSync(process.execPath, [path.join(repoRoot, "scripts", "karpenter-hand-over.mjs")], {
+        encoding: "utf8",
+        timeout: 120_000,
+        env: { ...process.env, MANAGEMENT_KUBECONFIG: adminKubeconfig(L.api), TENANT_NAMESPACE: namespace, TENANT_CLUSTER: tenantName, POOLS: poolName, POLL_MILLISECONDS: "500" },
+      });
+      say(`hand-over exited ${String(handOver.status)}: ${handOver.stderr.trim()}`);
+      expect(handOver.status).toBe(0);
+      expect((await machineDeployment()).metadata.labels?.[karpenterMemberLabel]).toBe("");
       // The Machine CAPI made for the default replica may appear only now (once the control plane
       // passed the preflight check); the pool is empty when no Machine is seen for three seconds.
       let emptyPolls = 0;
@@ -188,11 +219,10 @@ describe(`karpenter-provider-cluster-api ${version} in the loop`, () => {
       });
       expect(await record("handed to Karpenter: member label, scaled to zero")).toBe(0);
 
-      // 4. The provider, with the fleet's service account and ClusterRole on the management cluster.
+      // 4. The provider, with the fleet's service account and ClusterRole on the management cluster
+      // (the program's, applied with the stack's objects).
       const rbac = karpenterManagementRbac({ namespace });
-      await L.apply(rbac.serviceAccount);
-      await L.apply(rbac.clusterRole);
-      await L.apply(rbac.clusterRoleBinding);
+      expect(await L.get("rbac.authorization.k8s.io/v1", "ClusterRoleBinding", rbac.clusterRoleBinding.metadata.name)).toBeDefined();
       const token = await must("TokenRequest", L.api.request("POST", `/api/v1/namespaces/${namespace}/serviceaccounts/${rbac.serviceAccount.metadata.name}/token`, { apiVersion: "authentication.k8s.io/v1", kind: "TokenRequest", spec: { expirationSeconds: 3600 } }));
       const managementKubeconfig = path.join(work, "management.kubeconfig");
       writeFileSync(managementKubeconfig, adminKubeconfig({ ...L.api, target: { ...L.api.target, token: (token.json.status as { token: string }).token } }));
@@ -223,7 +253,7 @@ describe(`karpenter-provider-cluster-api ${version} in the loop`, () => {
           await must("Node", W.request("POST", "/api/v1/nodes", {
             apiVersion: "v1",
             kind: "Node",
-            metadata: { name: machine.metadata.name!, annotations: { "kwok.x-k8s.io/node": "fake" }, labels: { "kubernetes.io/hostname": machine.metadata.name!, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64", "node.kubernetes.io/instance-type": karpenterPool.machineType, type: "kwok" } },
+            metadata: { name: machine.metadata.name!, annotations: { "kwok.x-k8s.io/node": "fake" }, labels: { "kubernetes.io/hostname": machine.metadata.name!, "kubernetes.io/os": "linux", ...promisedLabels, type: "kwok" } },
             spec: { providerID },
             status: { allocatable: size, capacity: size },
           }));
