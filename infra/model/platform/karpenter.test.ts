@@ -169,7 +169,7 @@ describe("the provider on the management cluster", () => {
     expect(karpenterClusterRoleRules()).toEqual([{ apiGroups: ["cluster.x-k8s.io"], resources: ["machinedeployments", "machines"], verbs: ["get", "list", "watch", "update", "patch"] }]);
     const rbac = karpenterManagementRbac(target);
     expect(rbac.clusterRole.metadata.name).toBe("capi-fleet-karpenter-tenant-analytics");
-    expect(rbac.clusterRoleBinding.roleRef.name).toBe(rbac.clusterRole.metadata.name);
+    expect(rbac.clusterRoleBinding.roleRef).toEqual({ apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: rbac.clusterRole.metadata.name });
     expect(rbac.clusterRoleBinding.metadata.name).toBe(rbac.clusterRole.metadata.name);
     expect(rbac.clusterRoleBinding.subjects).toEqual([{ kind: "ServiceAccount", name: "karpenter", namespace: "tenant-analytics" }]);
     expect(rbac.serviceAccount.metadata).toEqual({ name: "karpenter", namespace: "tenant-analytics" });
@@ -197,6 +197,18 @@ describe("the provider on the management cluster", () => {
     expect(`${mountOf("workload-kubeconfig")}/${target.kubeconfigSecret.key}`).toBe("/etc/karpenter/workload/value");
     expect(`${mountOf("management-kubeconfig")}/kubeconfig`).toBe("/etc/karpenter/management/kubeconfig");
     expect(Object.keys(karpenterManagementRbac(target).managementKubeconfig.data)).toEqual(["kubeconfig"]);
+    // Mounted read-only; the pod runs as the image's nonroot user (its Dockerfile's USER 65532), as the chart's securityContext says.
+    expect(container.volumeMounts.every((mount) => mount.readOnly)).toBe(true);
+    expect(spec.securityContext).toEqual({ runAsNonRoot: true, runAsUser: 65532 });
+    // The chart's entry point and the binary's default metrics and health ports (--metrics-port 8080, --health-probe-port 8081).
+    expect(container.name).toBe("controller");
+    expect(container.command).toEqual(["/karpenter-clusterapi-controller"]);
+    expect(container.ports).toEqual([
+      { name: "http-metrics", containerPort: 8080, protocol: "TCP" },
+      { name: "http-health", containerPort: 8081, protocol: "TCP" },
+    ]);
+    // One tenant's pods are told apart from another's by their instance label.
+    expect(deployment.spec.selector.matchLabels).toEqual({ "app.kubernetes.io/name": "karpenter-clusterapi", "app.kubernetes.io/instance": "analytics" });
   });
 
   it("is the provider's own member label", () => {

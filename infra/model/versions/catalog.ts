@@ -286,7 +286,9 @@ export const catalog = {
     commit: "9be2dd2dafc7b57e6bb3a8341e650a04145c3e1d",
     /**
      * sigs.k8s.io/karpenter as the provider's go.mod at that tag requires it: the NodePool and
-     * NodeClaim API (karpenter.sh/v1) and their CRDs (pkg/apis/crds), served by the Go module proxy.
+     * NodeClaim API (karpenter.sh/v1), served by the Go module proxy. Its own CRDs are not the
+     * ones to install: their NodeClaim rule refuses the provider's requirement label; the tag's
+     * charts/karpenter/crds are (tests/karpenter-in-the-loop.test.ts shows both).
      */
     karpenterVersion: "v1.4.0",
   },
