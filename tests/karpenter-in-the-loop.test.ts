@@ -348,8 +348,10 @@ describe(`karpenter-provider-cluster-api ${version} in the loop`, () => {
       expect(samples.map((sample) => sample.replicas)).toEqual([1, 0, 0, 1, settled.unclaimed.length]);
       const interesting = providerLogText()
         .split("\n")
-        .filter((line) => /"message":"(found provisionable pod|computed new nodeclaim|created nodeclaim|launched nodeclaim|registered nodeclaim|initialized nodeclaim|disrupting node|tainted node|deleted node|deleted nodeclaim|node claim registration error)/.test(line) || /"level":"ERROR"/.test(line));
-      report.push("provider log (selected lines):", ...interesting.slice(0, 40).map((line) => `    ${line.slice(0, 400)}`));
+        .filter((line) => /"message":"(found provisionable pod|computed new nodeclaim|created nodeclaim|launched nodeclaim|registered nodeclaim|initialized nodeclaim|disrupting node|tainted node|deleted node|deleted nodeclaim|node claim registration error|garbage collect)/.test(line) || /"level":"ERROR"/.test(line));
+      // Each selected line without the fields that repeat on every line.
+      const brief = (line: string) => line.replace(/"(logger|caller|reconcileID|controllerGroup|controllerKind)":"[^"]*",?|"(namespace|name)":"",?/g, "");
+      report.push("provider log (selected lines):", ...interesting.slice(0, 60).map((line) => `    ${brief(line).slice(0, 700)}`));
       failed = false;
     } finally {
       report.push(...samples.map((sample) => `  replicas ${String(sample.replicas)} at ${sample.at}: ${sample.what}`));
