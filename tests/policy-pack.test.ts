@@ -3,6 +3,7 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
+import { configKeys } from "../infra/model/config/stack-config";
 import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
 import { catalog } from "../infra/model/versions/catalog";
@@ -31,6 +32,8 @@ interface ProgramRun {
   deployedK3s?: string;
   /** Changes the validated config, as a program change or skipped validation would. */
   tamper?: (config: FleetConfig) => FleetConfig;
+  /** Changes the stack file's values before validation, as an edit of the stack file would. */
+  edit?: (values: Record<string, string>) => void;
 }
 
 async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registration[]> {
@@ -42,6 +45,7 @@ async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registra
     ...(run.deployedK3s ? { [managementK3sVersionOutputName]: run.deployedK3s } : {}),
   });
   const { values, secretKeys } = readStackConfig(stack);
+  run.edit?.(values);
   pulumi.runtime.setAllConfig(values, secretKeys);
   const validated = loadFleetConfig();
   const deployed = await readDeployedState();
@@ -124,6 +128,33 @@ describe("the policy pack over each stack's program", () => {
     const violations = mandatory(await violationsOf("prod", { tamper: pinReplicas }));
     expect(violations.map((violation) => violation.policy)).toEqual(["autoscaled-pool-replicas-unpinned"]);
     expect(violations[0]!.message).toContain('tenant "analytics" (Cluster tenant-analytics/analytics): MachineDeployment "md-0" has the autoscaler\'s');
+  });
+
+  describe("dev with its pool sized by Karpenter (experimental)", () => {
+    const karpenterDev = (values: Record<string, string>) => {
+      const tenants = JSON.parse(values[configKeys.tenants]!) as { workers: Record<string, unknown>[]; karpenter?: unknown }[];
+      const pool = tenants[0]!.workers[0]!;
+      delete pool.replicas;
+      pool.autoscaling = { provider: "karpenter", cpuLimit: 8 };
+      tenants[0]!.karpenter = { image: "registry.example.com/karpenter-clusterapi-controller:v0.2.0" };
+      values[configKeys.tenants] = JSON.stringify(tenants);
+    };
+
+    it("validates, registers the tenant's Karpenter, and passes the pack", async () => {
+      const registrations = await runProgram("dev", { edit: karpenterDev });
+      const types = registrations.map((registration) => registration.type);
+      expect(types).toContain("capi-fleet:tenants:Karpenter");
+      expect(types).toContain("kubernetes:addons.cluster.x-k8s.io/v1beta2:ClusterResourceSet");
+      expect(types).not.toContain("capi-fleet:tenants:ClusterAutoscaler");
+      expect(await evaluate(allRules, engineViewOfRegistrations(registrations), policyConfig("dev"))).toEqual([]);
+    });
+
+    it("with replicas pinned on that pool (validation bypassed) fails it by autoscaled-pool-replicas-unpinned", async () => {
+      const pin = (config: FleetConfig): FleetConfig => ({ ...config, tenants: config.tenants.map((tenant) => ({ ...tenant, workers: tenant.workers.map((pool) => ({ ...pool, replicas: 1 })) })) });
+      const violations = mandatory(await violationsOf("dev", { edit: karpenterDev, tamper: pin }));
+      expect(violations.map((violation) => violation.policy)).toEqual(["autoscaled-pool-replicas-unpinned"]);
+      expect(violations[0]!.message).toContain('MachineDeployment "md-0" is sized by Karpenter (annotation capi-fleet.io/karpenter-cpu-limit) and has replicas: 1');
+    });
   });
 
   describe("the management servers' k3s against the deployed release (validation bypassed)", () => {

@@ -4,7 +4,8 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/tenant/caren-cluster-config";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
-import { isAutoscaled } from "../../infra/model/platform/cluster-autoscaler";
+import { clusterAutoscalerBounds } from "../../infra/model/platform/cluster-autoscaler";
+import { isKarpenterPool, type KarpenterPool } from "../../infra/model/platform/karpenter";
 import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/platform/hetzner-cluster-class";
 import {
   drainLoadBalancersScript,
@@ -17,6 +18,7 @@ import {
 } from "../../infra/model/tenant/tenant-cluster";
 import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant/tenant-firewall";
 import { ClusterAutoscaler } from "../cluster-autoscaler";
+import { Karpenter } from "../karpenter";
 import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
 import { localCommandDir } from "../local-command-dir";
 import type { Mirrors } from "../../infra/model/platform/mirrors";
@@ -270,10 +272,26 @@ export class TenantCluster extends pulumi.ComponentResource {
     // The autoscaler of the tenant's autoscaled pools runs here, on the management cluster: it
     // mounts CAPI's kubeconfig Secret, which the command above has waited for, and Pulumi
     // deletes it before the Cluster.
-    if (tenant.workers.some(isAutoscaled)) {
+    if (tenant.workers.some((pool) => clusterAutoscalerBounds(pool) !== undefined)) {
       new ClusterAutoscaler(
         `${name}-autoscaler`,
         { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}), releaseRecovery: args.releaseRecovery },
+        child([kubeconfigCommand]),
+      );
+    }
+
+    // Karpenter (experimental) for the tenant's Karpenter pools, on the management cluster beside
+    // the autoscaler: after the Cluster is Available (its MachineDeployments exist), deleted before it.
+    const karpenterPools = tenant.workers.filter((pool): pool is typeof pool & KarpenterPool => isKarpenterPool(pool));
+    if (karpenterPools.length > 0 && tenant.karpenter) {
+      new Karpenter(
+        `${name}-karpenter`,
+        {
+          target: { name: tenant.name, namespace: tenant.namespace, kubeconfigSecret: workloadKubeconfigSecret(tenant.name), image: tenant.karpenter.image },
+          pools: karpenterPools,
+          clusterSelector: { [tenantLabels.tenant]: tenant.name },
+          managementKubeconfig: args.managementKubeconfig,
+        },
         child([kubeconfigCommand]),
       );
     }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { autoscalerAnnotations } from "../../infra/model/platform/cluster-autoscaler";
+import { karpenterCpuLimitAnnotation, poolCapacityAnnotations } from "../../infra/model/platform/karpenter";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { autoscaledPoolReplicasUnpinned as rule } from "./autoscaled-pool-replicas-unpinned";
@@ -30,6 +31,40 @@ describe("autoscaled-pool-replicas-unpinned", () => {
     md!.replicas = 2;
     md!.metadata = { annotations: { [autoscalerAnnotations.maxSize]: "6" } };
     expect((await evaluate([rule], fleet)).map((v) => v.policy)).toEqual(["autoscaled-pool-replicas-unpinned"]);
+  });
+
+  describe("a Karpenter pool (its topology as tenant-cluster.ts writes it)", () => {
+    const karpenterPool = { name: "md-0", machineType: "cx33", autoscaling: { provider: "karpenter" as const, cpuLimit: 16, expireAfter: "720h", consolidation: { policy: "WhenEmpty", after: "30s" } } };
+    const asKarpenter = (md: Md, replicas?: number) => {
+      md.metadata = { annotations: poolCapacityAnnotations(karpenterPool) };
+      if (replicas === undefined) delete md.replicas;
+      else md.replicas = replicas;
+    };
+
+    it("passes unpinned", async () => {
+      const fleet = cloneFixtures(baseline);
+      asKarpenter(deploymentsOf(fleet, "analytics")[0]!);
+      expect(await evaluate([rule], fleet)).toEqual([]);
+    });
+
+    it("refuses pinned replicas, naming Karpenter's mark", async () => {
+      const fleet = cloneFixtures(baseline);
+      asKarpenter(deploymentsOf(fleet, "analytics")[0]!, 0);
+      const violations = await evaluate([rule], fleet);
+      expect(violations).toEqual([expect.objectContaining({ policy: "autoscaled-pool-replicas-unpinned", level: "mandatory" })]);
+      expect(violations[0]!.message).toContain(`tenant "analytics" (Cluster tenant-analytics/analytics): MachineDeployment "md-0" is sized by Karpenter (annotation ${karpenterCpuLimitAnnotation}) and has replicas: 0`);
+    });
+
+    it("refuses pinned replicas next to the mark alone, and not next to Karpenter's capacity annotations without it", async () => {
+      const fleet = cloneFixtures(baseline);
+      const [md] = deploymentsOf(fleet, "analytics");
+      md!.replicas = 1;
+      md!.metadata = { annotations: { [karpenterCpuLimitAnnotation]: "16" } };
+      expect((await evaluate([rule], fleet)).map((v) => v.policy)).toEqual(["autoscaled-pool-replicas-unpinned"]);
+      const { [karpenterCpuLimitAnnotation]: _mark, ...capacityOnly } = poolCapacityAnnotations(karpenterPool);
+      md!.metadata = { annotations: capacityOnly };
+      expect(await evaluate([rule], fleet)).toEqual([]);
+    });
   });
 
   it("accepts replicas on a pool without the autoscaler's annotations", async () => {

@@ -358,22 +358,63 @@ const managementSchema = z.discriminatedUnion("mode", [hetznerManagementSchema, 
   error: (issue) => `mode ${formatValue((issue.input as { mode?: unknown } | undefined)?.mode)} is not supported; ${oneOf(["hetzner", "existing"])}`,
 });
 
+/** An image with a registry host, a path and a tag or a sha256 digest (the tag "latest" is not a pin). */
+const pinnedImagePattern = /^[a-z0-9.-]+(:[0-9]+)?\/[a-z0-9._/-]+(:(?!latest$)[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}|@sha256:[a-f0-9]{64})$/;
+
+/** Who sizes an autoscaled pool: the cluster autoscaler (the default) or Karpenter (experimental). */
+export const autoscalerProviders = ["cluster-autoscaler", "karpenter"] as const;
+
+/** Karpenter's consolidation policies (sigs.k8s.io/karpenter@v1.4.0: pkg/apis/crds/karpenter.sh_nodepools.yaml). */
+export const karpenterConsolidationPolicies = ["WhenEmptyOrUnderutilized", "WhenEmpty"] as const;
+
+/** A Karpenter duration: Go units s, m, h, or Never (the NodePool CRD's pattern for expireAfter and consolidateAfter). */
+const karpenterDurationPattern = /^(([0-9]+(s|m|h))+|Never)$/;
+function karpenterDuration() {
+  return z.string().check((ctx) => {
+    if (!karpenterDurationPattern.test(ctx.value)) {
+      ctx.issues.push(customIssue(ctx.value, `${formatValue(ctx.value)} is not a Karpenter duration; allowed: hours, minutes and seconds such as 720h, 30m, 1h30m or 0s, or Never`));
+    }
+  });
+}
+
+/** `autoscaling` for the cluster autoscaler: `provider` may be left out. */
+const clusterAutoscalerSchema = strictObject({
+  provider: z.literal("cluster-autoscaler").optional().describe("cluster-autoscaler (the default when left out): the Kubernetes cluster autoscaler sizes the pool between minSize and maxSize."),
+  minSize: z.int().min(0, { error: "must be 0 or more; allowed: 0 to 100" }).max(100, { error: "must be at most 100 per pool; allowed: 0 to 100" }).describe("Fewest servers the autoscaler keeps; 0 (scale from zero) is not available on Arm cax types."),
+  maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }).describe("Most servers the autoscaler creates; at least minSize."),
+});
+
+/**
+ * `autoscaling` for Karpenter (experimental): the tenant's NodePool of this pool, with its limits
+ * (platform/karpenter.ts). Karpenter has no min/max: it creates a server for pods that fit no node
+ * while the pool's servers stay under `cpuLimit`, and removes servers it consolidates.
+ */
+const karpenterSchema = strictObject({
+  provider: z.literal("karpenter").describe("EXPERIMENTAL karpenter: kubernetes-sigs/karpenter-provider-cluster-api v0.2 adds servers for pending pods that fit no node (from zero too), up to cpuLimit, and removes the ones it consolidates; needs karpenter.image (no image is published) and a server type of known size; one server type per pool, no price or spot choice; its limits: docs/tenants.md, Karpenter."),
+  cpuLimit: z.int().min(1, { error: "must be 1 or more; allowed: 1 to 1000" }).max(1000, { error: "must be at most 1000; allowed: 1 to 1000" }).describe("Most vCPUs the pool's servers may have together (the NodePool's limits.cpu); Karpenter creates no server beyond it."),
+  expireAfter: karpenterDuration().default("720h").describe("Age after which Karpenter replaces a server (the NodePool's expireAfter), e.g. 720h; Never keeps servers until consolidated."),
+  consolidation: strictObject({
+    policy: z.enum(karpenterConsolidationPolicies, { error: (issue) => `${formatValue(issue.input)} is not allowed; ${oneOf(karpenterConsolidationPolicies)}` })
+      .default("WhenEmptyOrUnderutilized")
+      .describe("Which servers Karpenter may remove: WhenEmptyOrUnderutilized (also moves pods to pack them onto fewer servers) or WhenEmpty (only servers with no pods but DaemonSets)."),
+    after: karpenterDuration().default("30s").describe("How long a server must qualify before Karpenter removes it (the NodePool's consolidateAfter), e.g. 30s, 10m; Never turns consolidation off."),
+  }).prefault({}).describe("When Karpenter removes servers it no longer needs (the NodePool's disruption)."),
+});
+
 const workerPoolSchema = strictObject({
   /** MachineDeployment name inside the tenant, e.g. md-0. */
   name: dnsLabel().describe("Name of the pool (its MachineDeployment) inside the tenant, e.g. md-0; a DNS label, unique in the tenant."),
   /** Number of worker servers; 0 keeps the pool defined but empty. Exclusive with `autoscaling`. */
   replicas: z.int().min(0, { error: "must be 0 or more" }).max(100, { error: "must be at most 100 per pool" }).optional().describe("Number of worker servers; 0 keeps the pool defined but empty. Required unless autoscaling is set, and exclusive with it."),
   /**
-   * Let the cluster autoscaler (run by the program on the management cluster,
-   * components/cluster-autoscaler) size the pool between these bounds; exclusive with `replicas`
-   * (cluster-autoscaler.ts says what CAPI then does). `minSize` 0 lets the pool scale down to no
-   * servers and up again from the server type's capacity CAPH publishes (not on Arm types:
-   * validation says why).
+   * Let an autoscaler size the pool instead of `replicas`: the cluster autoscaler (the default,
+   * between minSize and maxSize) or, experimental, Karpenter (platform/karpenter.ts). Both run
+   * on the management cluster, installed by the program; cluster-autoscaler.ts and karpenter.ts
+   * say what CAPI then does.
    */
-  autoscaling: strictObject({
-    minSize: z.int().min(0, { error: "must be 0 or more; allowed: 0 to 100" }).max(100, { error: "must be at most 100 per pool; allowed: 0 to 100" }).describe("Fewest servers the autoscaler keeps; 0 (scale from zero) is not available on Arm cax types."),
-    maxSize: z.int().min(1, { error: "must be 1 or more; allowed: minSize to 100" }).max(100, { error: "must be at most 100 per pool; allowed: minSize to 100" }).describe("Most servers the autoscaler creates; at least minSize."),
-  }).optional().describe("Let the cluster autoscaler, which the program runs on the management cluster, size the pool between minSize and maxSize; instead of replicas."),
+  autoscaling: z.discriminatedUnion("provider", [clusterAutoscalerSchema, karpenterSchema], {
+    error: (issue) => `${formatValue((issue.input as { provider?: unknown } | undefined)?.provider)} is not an autoscaler the fleet runs; ${oneOf(autoscalerProviders)}`,
+  }).optional().describe("Let an autoscaler on the management cluster size the pool instead of replicas: the cluster autoscaler (provider cluster-autoscaler, the default) or, experimental, Karpenter (provider karpenter)."),
   /** hcloud server type of the workers. */
   machineType: serverType.describe("hcloud server type of the pool's servers, e.g. cpx31."),
   /** Location of the pool's servers; must be one of the tenant's regions. */
@@ -566,6 +607,18 @@ const tenantSchema = strictObject({
       .min(1, { error: `names no check; ${oneOf(carenPreflightChecks)}, or leave carenPreflight out` })
       .describe("Checks of CAREN's preflight webhook not to run for this tenant, e.g. Registry when the management cluster cannot reach the tenant's registries."),
   }).optional().describe("CAREN's preflight webhook for this tenant (the annotation preflight.cluster.caren.nutanix.com/skip)."),
+  /**
+   * The tenant's Karpenter provider (experimental), needed when a pool has `autoscaling.provider:
+   * karpenter`. karpenter-provider-cluster-api publishes no image a user can pull (catalog.ts,
+   * karpenterClusterApi), so the image built from its release tag is a setting.
+   */
+  karpenter: strictObject({
+    image: z.string().check((ctx) => {
+      if (!pinnedImagePattern.test(ctx.value)) {
+        ctx.issues.push(customIssue(ctx.value, `${formatValue(ctx.value)} is not a pinned image reference; allowed: <registry>/<path>:<tag> or <registry>/<path>@sha256:<digest>, e.g. registry.example.com/karpenter-clusterapi-controller:v0.2.0`));
+      }
+    }).describe("EXPERIMENTAL. Image of karpenter-provider-cluster-api's controller, built from its release tag (the project publishes none), pinned by tag or digest, e.g. registry.example.com/karpenter-clusterapi-controller:v0.2.0."),
+  }).optional().describe("EXPERIMENTAL. The tenant's Karpenter provider on the management cluster; required when a pool has autoscaling.provider karpenter."),
   /**
    * Extra annotations on the tenant's Cluster, e.g. `topology.cluster.x-k8s.io/upgrade-concurrency`.
    * CAREN's LB-GC opt-out and preflight skip are not among them: use

@@ -30,7 +30,7 @@ const badInputs: BadInput[] = [
   ["typo in a tenant key", (r) => (r.tenants[0]!.kubernetesVerison = "v1.34.6"), "tenants[0].kubernetesVerison", 'did you mean "kubernetesVersion"'],
   ["typo in controlPlane", (r) => ((r.tenants[0]!.controlPlane as Record<string, unknown>).replica = 3), "tenants[0].controlPlane.replica", "allowed keys: replicas, machineType"],
   ["typo in a worker pool", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.failureDomian = "fsn1"), "tenants[0].workers[0].failureDomian", 'did you mean "failureDomain"'],
-  ["typo in autoscaling", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxsize: 3 }; }, "tenants[0].workers[0].autoscaling.maxsize", "allowed keys: minSize, maxSize"],
+  ["typo in autoscaling", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 1, maxsize: 3 }; }, "tenants[0].workers[0].autoscaling.maxsize", "allowed keys: provider, minSize, maxSize"],
   ["readiness wait misspelt", (r) => (r.tenants[0]!.waitForReadiness = false), "tenants[0].waitForReadiness", 'did you mean "waitForReady"'],
   ["scp-style Git URL", (r) => (r.gitops = { url: "git@github.com:org/fleet.git" }), "gitops.url", "use ssh://git@github.com/org/fleet.git"],
   ["plain-HTTP Git URL", (r) => (r.gitops = { url: "http://git.example.com/fleet.git" }), "gitops.url", "allowed: https://… or ssh://…"],

@@ -35,6 +35,19 @@ describe("what a tenant's Cluster makes Hetzner create", () => {
     ]);
   });
 
+  it("a Karpenter pool: CAPI's first server up to that one plus the servers under its CPU limit (the Cluster has no replicas or bounds for it)", () => {
+    const analytics = tenant("analytics");
+    const karpenter = { ...analytics, workers: analytics.workers.map((pool, index) => (index === 0 ? { ...pool, replicas: undefined, autoscaling: { provider: "karpenter" as const, cpuLimit: 20, expireAfter: "720h", consolidation: { policy: "WhenEmpty" as const, after: "30s" } } } : pool)) };
+    const lines = clusterCostLines(tenantClusterManifest(karpenter));
+    const at = lines.findIndex((line) => line.type === "cax31");
+    const pool = lines.slice(at, at + 2);
+    // 20 vCPUs hold two cax31 (8 each).
+    expect(pool.map((line) => [line.kind, line.type, line.count])).toEqual([
+      ["server", "cax31", { min: 1, max: 3 }],
+      ["primaryIpv4", "ipv4", { min: 1, max: 3 }],
+    ]);
+  });
+
   it("the management cluster: its servers, their IPv4 addresses and its API load balancer", () => {
     expect(managementCostLines({ servers: 3, serverType: "cx33", location: "nbg1", apiLoadBalancerType: "lb11" })).toEqual([
       { kind: "server", type: "cx33", location: "nbg1", count: { min: 3, max: 3 } },

@@ -11,6 +11,7 @@
  * creates for LoadBalancer Services inside a workload cluster, and the volumes of the CSI driver.
  */
 import { autoscalerAnnotations } from "../platform/cluster-autoscaler";
+import { karpenterServerRange } from "../platform/karpenter";
 import { classVariables } from "../platform/hetzner-cluster-class";
 import { formatAmount, monthlyPrice, type Amount, type PricedKind, type PriceTable } from "./price-table";
 
@@ -87,7 +88,8 @@ export function clusterCostLines(cluster: unknown): CostLine[] {
     const min = annotationInt(annotations[autoscalerAnnotations.minSize]);
     const max = annotationInt(annotations[autoscalerAnnotations.maxSize]);
     const replicas = typeof deployment.replicas === "number" ? deployment.replicas : undefined;
-    const count = replicas !== undefined ? { min: replicas, max: replicas } : { min: min ?? 0, max: max ?? min ?? 0 };
+    // A Karpenter pool has no bounds but its CPU limit (karpenter.ts).
+    const count = replicas !== undefined ? { min: replicas, max: replicas } : (karpenterServerRange(annotations) ?? { min: min ?? 0, max: max ?? min ?? 0 });
     // A pool without a failure domain: CAPI places it, in one of the regions; the first stands for them.
     // Stryker disable next-line StringLiteral: equivalent, with no region there is no location to price ("" has no price)
     const location = typeof deployment.failureDomain === "string" ? deployment.failureDomain : (regions[0] ?? "");

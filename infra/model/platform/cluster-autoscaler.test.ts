@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../versions/catalog";
 import {
   autoscalerAnnotations,
+  clusterAutoscalerBounds,
   clusterAutoscalerDeployment,
   clusterAutoscalerImageTag,
   clusterAutoscalerRbac,
@@ -13,6 +14,7 @@ import {
   scaleFromZeroProblem,
   type ClusterAutoscalerTarget,
 } from "./cluster-autoscaler";
+import { karpenterCpuLimitAnnotation } from "./karpenter";
 import { parseKubernetesVersion } from "../versions/kubernetes-version";
 import { workloadKubeconfigSecret } from "../tenant/tenant-cluster";
 
@@ -143,12 +145,22 @@ describe("the autoscaler's RBAC objects", () => {
 });
 
 describe("an autoscaled pool's size", () => {
-  const autoscaled = { name: "md-0", autoscaling: { minSize: 2, maxSize: 6 } };
-  const fixed = { name: "md-1", replicas: 3 };
+  const autoscaled = { name: "md-0", machineType: "cx23", autoscaling: { minSize: 2, maxSize: 6 } };
+  const fixed = { name: "md-1", machineType: "cx23", replicas: 3 };
+  const karpenter = { name: "md-3", machineType: "cx33", autoscaling: { provider: "karpenter" as const, cpuLimit: 18, expireAfter: "720h", consolidation: { policy: "WhenEmpty", after: "30s" } } };
 
   it("is at most the autoscaler's maxSize, or the pool's replicas, or nothing", () => {
-    expect([autoscaled, fixed, { name: "md-2" }].map(poolMaxReplicas)).toEqual([6, 3, 0]);
-    expect([autoscaled, fixed].map(isAutoscaled)).toEqual([true, false]);
+    expect([autoscaled, fixed, { name: "md-2", machineType: "cx23" }].map(poolMaxReplicas)).toEqual([6, 3, 0]);
+    expect([autoscaled, fixed, karpenter].map(isAutoscaled)).toEqual([true, false, true]);
+  });
+
+  it("for Karpenter, is the servers under its CPU limit plus the one CAPI starts an unpinned pool with; Karpenter writes no bounds", () => {
+    // 18 vCPUs hold four cx33 (4 vCPUs each), rounded down.
+    expect(poolMaxReplicas(karpenter)).toBe(5);
+    expect(clusterAutoscalerBounds(karpenter)).toBeUndefined();
+    expect(poolAutoscalerAnnotations(karpenter)).toBeUndefined();
+    expect(clusterAutoscalerBounds({ ...autoscaled, autoscaling: { ...autoscaled.autoscaling, provider: "cluster-autoscaler" } })).toEqual({ provider: "cluster-autoscaler", minSize: 2, maxSize: 6 });
+    expect(scaleFromZeroProblem({ ...karpenter, machineType: "cax21" })).toBeUndefined();
   });
 
   it("reaches CAPI as the bounds' annotations, decimal strings as CAPI parses them (strconv.Atoi), and only for an autoscaled pool", () => {
@@ -196,5 +208,15 @@ describe("pinnedAutoscaledPoolProblem", () => {
     expect(one).not.toContain(autoscalerAnnotations.minSize);
     // A topology without a name is still reported.
     expect(one).toMatch(/^MachineDeployment "\?"/);
+  });
+
+  it("flags replicas on a Karpenter pool by the fleet's mark, and names it", () => {
+    const karpenter = { [karpenterCpuLimitAnnotation]: "16" };
+    expect(pinnedAutoscaledPoolProblem({ name: "burst", replicas: 2, metadata: { annotations: karpenter } })).toBe(
+      `MachineDeployment "burst" is sized by Karpenter (annotation ${karpenterCpuLimitAnnotation}) and has replicas: 2`,
+    );
+    expect(pinnedAutoscaledPoolProblem({ replicas: 0, metadata: { annotations: karpenter } })).toMatch(/^MachineDeployment "\?" is sized by Karpenter/);
+    expect(pinnedAutoscaledPoolProblem({ name: "burst", metadata: { annotations: karpenter } })).toBeUndefined();
+    expect(pinnedAutoscaledPoolProblem({ name: "burst", replicas: null, metadata: { annotations: karpenter } })).toBeUndefined();
   });
 });

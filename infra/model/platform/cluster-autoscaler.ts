@@ -1,5 +1,6 @@
 import { catalog } from "../versions/catalog";
 import { parseKubernetesVersion } from "../versions/kubernetes-version";
+import { isKarpenterPool, karpenterCpuLimitAnnotation, karpenterMaxServers, type KarpenterLimits } from "./karpenter";
 import { mirroredImage, type Mirrors } from "./mirrors";
 
 /**
@@ -24,16 +25,30 @@ export const autoscalerAnnotations = {
   maxSize: "cluster.x-k8s.io/cluster-api-autoscaler-node-group-max-size",
 } as const;
 
+/** The cluster autoscaler's bounds of a pool (`provider` may be left out). */
+export interface ClusterAutoscalerBounds {
+  readonly provider?: "cluster-autoscaler" | undefined;
+  readonly minSize: number;
+  readonly maxSize: number;
+}
+
 /** The pool fields these functions read. */
 export interface PoolSize {
   readonly name: string;
+  readonly machineType: string;
   readonly replicas?: number | undefined;
-  readonly autoscaling?: { readonly minSize: number; readonly maxSize: number } | undefined;
+  readonly autoscaling?: ClusterAutoscalerBounds | KarpenterLimits | undefined;
 }
 
-/** True when the autoscaler sizes the pool. */
+/** True when an autoscaler (the cluster autoscaler or Karpenter) sizes the pool, so its topology pins no replicas. */
 export function isAutoscaled(pool: PoolSize): boolean {
   return pool.autoscaling !== undefined;
+}
+
+/** The cluster autoscaler's bounds, when it sizes the pool. */
+export function clusterAutoscalerBounds(pool: PoolSize): ClusterAutoscalerBounds | undefined {
+  const autoscaling = pool.autoscaling;
+  return autoscaling && autoscaling.provider !== "karpenter" ? autoscaling : undefined;
 }
 
 /**
@@ -46,19 +61,26 @@ export function isAutoscaled(pool: PoolSize): boolean {
  * clusterapi_utils.go; 1.33 and 1.34 read no nodeInfo at all), which CAPH does not. An empty Arm
  * pool (Hetzner's cax types) would then be scaled up for amd64 pods and never for arm64 ones.
  */
-export function scaleFromZeroProblem(pool: PoolSize & { readonly machineType: string }): string | undefined {
-  if (pool.autoscaling?.minSize !== 0 || !pool.machineType.startsWith("cax")) return undefined;
-  return `0 on the Arm server type ${JSON.stringify(pool.machineType)}: the autoscaler models a node of an empty pool as amd64 (CAPH publishes only cpu and memory), so it would scale this pool up for amd64 pods and never for arm64 ones; allowed: 1 to ${pool.autoscaling.maxSize}`;
+export function scaleFromZeroProblem(pool: PoolSize): string | undefined {
+  const bounds = clusterAutoscalerBounds(pool);
+  if (bounds?.minSize !== 0 || !pool.machineType.startsWith("cax")) return undefined;
+  return `0 on the Arm server type ${JSON.stringify(pool.machineType)}: the autoscaler models a node of an empty pool as amd64 (CAPH publishes only cpu and memory), so it would scale this pool up for amd64 pods and never for arm64 ones; allowed: 1 to ${bounds.maxSize}`;
 }
 
-/** The most servers the pool can have outside a rollout: its replicas, or the autoscaler's maxSize. */
+/**
+ * The most servers the pool can have outside a rollout: its replicas, the autoscaler's maxSize,
+ * or for Karpenter the servers under its CPU limit plus the one CAPI's webhook gives a new
+ * MachineDeployment without replicas or bounds (internal/webhooks/machinedeployment.go,
+ * `calculateMachineDeploymentReplicas`), which Karpenter does not own.
+ */
 export function poolMaxReplicas(pool: PoolSize): number {
-  return pool.autoscaling?.maxSize ?? pool.replicas ?? 0;
+  if (isKarpenterPool(pool)) return karpenterMaxServers(pool) + 1;
+  return clusterAutoscalerBounds(pool)?.maxSize ?? pool.replicas ?? 0;
 }
 
 /** The annotations of an autoscaled pool's MachineDeployment topology (values are strings in Kubernetes). */
 export function poolAutoscalerAnnotations(pool: PoolSize): Record<string, string> | undefined {
-  const bounds = pool.autoscaling;
+  const bounds = clusterAutoscalerBounds(pool);
   return bounds ? { [autoscalerAnnotations.minSize]: String(bounds.minSize), [autoscalerAnnotations.maxSize]: String(bounds.maxSize) } : undefined;
 }
 
@@ -70,15 +92,22 @@ export interface MachineDeploymentTopologyView {
 }
 
 /**
- * Why a MachineDeployment topology pins replicas on an autoscaled pool, or undefined. With both,
- * CAPI's topology controller resets `spec.replicas` to the topology's value at every reconcile,
- * undoing each scale the autoscaler makes.
+ * Why a MachineDeployment topology pins replicas on an autoscaled pool, or undefined: a pool with
+ * the cluster autoscaler's bounds or Karpenter's mark (karpenter.ts). With both, CAPI's topology
+ * controller resets `spec.replicas` to the topology's value at every reconcile, undoing each
+ * scale the autoscaler makes.
  */
 export function pinnedAutoscaledPoolProblem(md: MachineDeploymentTopologyView): string | undefined {
   const annotations = md.metadata?.annotations ?? {};
+  if (md.replicas === undefined || md.replicas === null) return undefined;
   const bounds = [autoscalerAnnotations.minSize, autoscalerAnnotations.maxSize].filter((key) => key in annotations);
-  if (bounds.length === 0 || md.replicas === undefined || md.replicas === null) return undefined;
-  return `MachineDeployment ${JSON.stringify(md.name ?? "?")} has the autoscaler's ${bounds.join(" and ")} annotation${bounds.length > 1 ? "s" : ""} and replicas: ${JSON.stringify(md.replicas)}`;
+  if (bounds.length > 0) {
+    return `MachineDeployment ${JSON.stringify(md.name ?? "?")} has the autoscaler's ${bounds.join(" and ")} annotation${bounds.length > 1 ? "s" : ""} and replicas: ${JSON.stringify(md.replicas)}`;
+  }
+  if (karpenterCpuLimitAnnotation in annotations) {
+    return `MachineDeployment ${JSON.stringify(md.name ?? "?")} is sized by Karpenter (annotation ${karpenterCpuLimitAnnotation}) and has replicas: ${JSON.stringify(md.replicas)}`;
+  }
+  return undefined;
 }
 
 /**

@@ -1,5 +1,6 @@
 import Ajv from "ajv";
 import { parse } from "yaml";
+import { poolCapacityAnnotations } from "../platform/karpenter";
 import { describe, expect, it } from "vitest";
 import { crdSchema } from "../../../tests/cluster-class-patches";
 import { crdFiles } from "../../../tests/cluster-class-topology";
@@ -165,6 +166,15 @@ describe("a tenant Cluster", () => {
       "debian-12",
       payments.image,
     ]);
+  });
+
+  it("gives a Karpenter pool no replicas, no autoscaler bounds and no member label, only its server's size (CAPI copies topology labels onto every Machine)", () => {
+    type Md = { replicas?: number; metadata?: { annotations?: Record<string, string>; labels?: Record<string, string> } };
+    const karpenterPool = { ...payments.workers[0]!, replicas: undefined, autoscaling: { provider: "karpenter" as const, cpuLimit: 16, expireAfter: "720h", consolidation: { policy: "WhenEmpty" as const, after: "30s" } } };
+    const withKarpenter = { ...payments, workers: [karpenterPool, ...payments.workers.slice(1)] };
+    const md = topologyOf(withKarpenter).workers.machineDeployments[0] as unknown as Md;
+    expect("replicas" in md).toBe(false);
+    expect(md.metadata).toEqual({ annotations: poolCapacityAnnotations(karpenterPool) });
   });
 
   it("puts the private network in the regions' zone, with the first /24 as subnet by default", () => {

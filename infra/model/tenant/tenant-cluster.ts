@@ -3,7 +3,8 @@ import { catalog, type HelmChartPin } from "../versions/catalog";
 import { firstSubnet, mustParseCidr } from "../config/cidr";
 import { carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../platform/caren-extensions";
 import { carenClusterSettings, carenCniConfig } from "./caren-cluster-config";
-import { isAutoscaled, poolAutoscalerAnnotations } from "../platform/cluster-autoscaler";
+import { poolAutoscalerAnnotations } from "../platform/cluster-autoscaler";
+import { isKarpenterPool, poolCapacityAnnotations } from "../platform/karpenter";
 import { apiVersions, type Manifest } from "../platform/cluster-api-kinds";
 import { networkZoneOf, type TenantSettings } from "../config/fleet-config";
 import { hcloudCcmValues } from "../platform/hcloud-ccm-values";
@@ -75,10 +76,11 @@ export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
           machineDeployments: tenant.workers.map((pool) => ({
             class: workerClassName,
             name: pool.name,
-            // An autoscaled pool has the autoscaler's bounds and no replicas (cluster-autoscaler.ts);
-            // validation keeps the two apart, and autoscaled-pool-replicas-unpinned catches a bypass.
+            // An autoscaled pool has no replicas, and the autoscaler's bounds (cluster-autoscaler.ts)
+            // or Karpenter's server size (karpenter.ts); validation keeps replicas out, and
+            // autoscaled-pool-replicas-unpinned catches a bypass.
             ...(pool.replicas !== undefined ? { replicas: pool.replicas } : {}),
-            ...(isAutoscaled(pool) ? { metadata: { annotations: poolAutoscalerAnnotations(pool) } } : {}),
+            ...poolMetadata(pool),
             failureDomain: pool.failureDomain,
             variables: {
               overrides: [
@@ -93,6 +95,12 @@ export function tenantClusterManifest(tenant: TenantClusterSettings): Manifest {
       },
     },
   };
+}
+
+/** The annotations of a pool's MachineDeployment topology: an autoscaler's bounds or Karpenter's server size; none for a fixed pool. */
+function poolMetadata(pool: TenantClusterSettings["workers"][number]): { metadata?: { annotations: Record<string, string> } } {
+  const annotations = isKarpenterPool(pool) ? poolCapacityAnnotations(pool) : poolAutoscalerAnnotations(pool);
+  return annotations ? { metadata: { annotations } } : {};
 }
 
 /** Values of the ClusterClass variables for one tenant. */

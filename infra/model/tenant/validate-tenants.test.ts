@@ -2,9 +2,18 @@
 // regions, pools, sizes at the upstream limits, kube-proxy and CNI, CAREN settings (validate-tenants.ts).
 import { describe, expect, it } from "vitest";
 import { placementGroupServerLimit } from "../config/fleet-config";
-import { alphaToken, baseline, betaToken, expectRejected, messageAt, pathsOf, pool0, tenant, toInput, type BadInput } from "../config/fleet-config-fixtures";
+import { alphaToken, baseline, betaToken, expectRejected, messageAt, pathsOf, pool0, tenant, toInput, type BadInput, type RawFleet } from "../config/fleet-config-fixtures";
 import { parseFleetConfig } from "../config/validate-fleet-config";
 import { catalog } from "../versions/catalog";
+
+const karpenterImage = "registry.example.com/karpenter-clusterapi-controller:v0.2.0";
+/** Tenant 0's first pool sized by Karpenter (experimental), with the image it needs. */
+function withKarpenter(raw: RawFleet): void {
+  const pool = pool0(raw);
+  delete pool.replicas;
+  pool.autoscaling = { provider: "karpenter", cpuLimit: 16 };
+  raw.tenants[0]!.karpenter = { image: karpenterImage };
+}
 
 /** The tenants' settings and their cross-field rules. */
 const badInputs: BadInput[] = [
@@ -26,7 +35,23 @@ const badInputs: BadInput[] = [
   ["regions in two network zones", (r) => (r.tenants[0]!.regions = ["fsn1", "ash"]), "tenants[0].regions[1]", "a tenant's private network spans one zone"],
   ["worker pool too big for its placement group", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; pool.placementGroup = true; pool.replicas = 10; }, "tenants[0].workers[0].replicas", "allowed: at most 9"],
   ["replicas and autoscaling on one pool", (r) => ((r.tenants[0]!.workers as Record<string, unknown>[])[0]!.autoscaling = { minSize: 1, maxSize: 3 }), "tenants[0].workers[0].replicas", "allowed: either replicas or autoscaling, so remove replicas"],
-  ["neither replicas nor autoscaling", (r) => delete (r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas, "tenants[0].workers[0].replicas", "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } instead"],
+  ["neither replicas nor autoscaling", (r) => delete (r.tenants[0]!.workers as Record<string, unknown>[])[0]!.replicas, "tenants[0].workers[0].replicas", "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } or autoscaling: { provider: karpenter, cpuLimit } instead"],
+  ["Karpenter next to replicas", (r) => { withKarpenter(r); pool0(r).replicas = 2; }, "tenants[0].workers[0].replicas", "every scale Karpenter makes (CAPI's topology controller owns replicas when set); allowed: either replicas or autoscaling"],
+  ["both autoscalers on one pool", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).maxSize = 3; }, "tenants[0].workers[0].autoscaling.maxSize", "allowed keys: provider, cpuLimit, expireAfter, consolidation"],
+  ["an autoscaler nobody runs", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).provider = "keda"; }, "tenants[0].workers[0].autoscaling.provider", '"keda" is not an autoscaler the fleet runs; allowed: cluster-autoscaler, karpenter'],
+  ["Karpenter without a CPU limit", (r) => { withKarpenter(r); delete (pool0(r).autoscaling as Record<string, unknown>).cpuLimit; }, "tenants[0].workers[0].autoscaling.cpuLimit", "is required (number)"],
+  ["Karpenter's CPU limit of 0", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).cpuLimit = 0; }, "tenants[0].workers[0].autoscaling.cpuLimit", "must be 1 or more; allowed: 1 to 1000"],
+  ["Karpenter's CPU limit above 1000", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).cpuLimit = 1001; }, "tenants[0].workers[0].autoscaling.cpuLimit", "must be at most 1000; allowed: 1 to 1000"],
+  ["Karpenter's CPU limit below one server", (r) => { withKarpenter(r); pool0(r).machineType = "cx33"; (pool0(r).autoscaling as Record<string, unknown>).cpuLimit = 3; }, "tenants[0].workers[0].autoscaling.cpuLimit", "3 is below one cx33 server (4 vCPUs), so Karpenter could never create one; allowed: 4 to 1000"],
+  ["Karpenter on a server type of unknown size", (r) => { withKarpenter(r); pool0(r).machineType = "cpx42"; }, "tenants[0].workers[0].machineType", '"cpx42" has no known size, and Karpenter must know a server\'s CPU and memory before it exists (catalog.ts hcloud.serverTypeCapacity); allowed with Karpenter: cx23, cx33'],
+  ["Karpenter's expireAfter in days", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).expireAfter = "30d"; }, "tenants[0].workers[0].autoscaling.expireAfter", '"30d" is not a Karpenter duration; allowed: hours, minutes and seconds such as 720h, 30m, 1h30m or 0s, or Never'],
+  ["Karpenter's consolidation after a bare number", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).consolidation = { after: "30" }; }, "tenants[0].workers[0].autoscaling.consolidation.after", '"30" is not a Karpenter duration'],
+  ["Karpenter's consolidation policy misspelt", (r) => { withKarpenter(r); (pool0(r).autoscaling as Record<string, unknown>).consolidation = { policy: "WhenUnderutilized" }; }, "tenants[0].workers[0].autoscaling.consolidation.policy", '"WhenUnderutilized" is not allowed; allowed: WhenEmptyOrUnderutilized, WhenEmpty'],
+  ["a Karpenter pool without the image", (r) => { withKarpenter(r); delete r.tenants[0]!.karpenter; }, "tenants[0].karpenter.image", 'is missing, and workers[0] ("md-0") is sized by Karpenter, whose project publishes no image; allowed: the controller image you built from its release tag'],
+  ["Karpenter's image unpinned", (r) => { withKarpenter(r); r.tenants[0]!.karpenter = { image: "registry.example.com/karpenter:latest" }; }, "tenants[0].karpenter.image", '"registry.example.com/karpenter:latest" is not a pinned image reference; allowed: <registry>/<path>:<tag> or <registry>/<path>@sha256:<digest>'],
+  ["Karpenter's image without a registry", (r) => { withKarpenter(r); r.tenants[0]!.karpenter = { image: "karpenter-clusterapi-controller:v0.2.0" }; }, "tenants[0].karpenter.image", "is not a pinned image reference"],
+  ["Karpenter's image set with no Karpenter pool", (r) => { r.tenants[0]!.karpenter = { image: karpenterImage }; }, "tenants[0].karpenter", "is set, but no pool has autoscaling.provider karpenter; allowed: remove karpenter"],
+  ["a Karpenter pool too big for its placement group", (r) => { withKarpenter(r); Object.assign(pool0(r), { placementGroup: true, machineType: "cx23" }); (pool0(r).autoscaling as Record<string, unknown>).cpuLimit = 18; }, "tenants[0].workers[0].autoscaling.cpuLimit", "10 servers as the CPU limit allows (with the one CAPI starts the pool with) do not fit a placement group"],
   ["autoscaling minSize above maxSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: 4, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "4 is above maxSize 3; allowed: 0 to 3"],
   ["autoscaling from zero on an Arm server type", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.machineType = "cax21"; pool.autoscaling = { minSize: 0, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "0 on the Arm server type \"cax21\": the autoscaler models a node of an empty pool as amd64"],
   ["negative autoscaling minSize", (r) => { const pool = (r.tenants[0]!.workers as Record<string, unknown>[])[0]!; delete pool.replicas; pool.autoscaling = { minSize: -1, maxSize: 3 }; }, "tenants[0].workers[0].autoscaling.minSize", "must be 0 or more; allowed: 0 to 100"],
@@ -108,6 +133,40 @@ describe("parseFleetConfig", () => {
     const config = parseFleetConfig(toInput(raw));
     expect(config.tenants[0]!.workers[0]!.autoscaling).toEqual({ minSize: 0, maxSize: 3 });
     expect(config.warnings).toEqual([]);
+  });
+});
+
+describe("a Karpenter pool (experimental)", () => {
+  it("takes Karpenter's defaults for expiry and consolidation, and no replicas or bounds", () => {
+    const raw = baseline();
+    withKarpenter(raw);
+    const config = parseFleetConfig(toInput(raw));
+    expect(config.tenants[0]!.workers[0]!.autoscaling).toEqual({ provider: "karpenter", cpuLimit: 16, expireAfter: "720h", consolidation: { policy: "WhenEmptyOrUnderutilized", after: "30s" } });
+    expect(config.tenants[0]!.workers[0]!.replicas).toBeUndefined();
+    expect(config.tenants[0]!.karpenter).toEqual({ image: karpenterImage });
+    expect(config.warnings).toEqual([]);
+  });
+
+  it("accepts Never, compound durations, a digest and the cluster autoscaler named explicitly next to it", () => {
+    const raw = baseline();
+    withKarpenter(raw);
+    Object.assign(pool0(raw).autoscaling as Record<string, unknown>, { expireAfter: "Never", consolidation: { policy: "WhenEmpty", after: "1h30m" } });
+    raw.tenants[0]!.karpenter = { image: `registry.example.com:5000/team/karpenter@sha256:${"a".repeat(64)}` };
+    raw.tenants[0]!.workers = [...(raw.tenants[0]!.workers as object[]), { name: "md-1", machineType: "cx23", failureDomain: "fsn1", autoscaling: { provider: "cluster-autoscaler", minSize: 1, maxSize: 2 } }];
+    const config = parseFleetConfig(toInput(raw));
+    expect(config.tenants[0]!.workers.map((pool) => pool.autoscaling)).toEqual([
+      { provider: "karpenter", cpuLimit: 16, expireAfter: "Never", consolidation: { policy: "WhenEmpty", after: "1h30m" } },
+      { provider: "cluster-autoscaler", minSize: 1, maxSize: 2 },
+    ]);
+  });
+
+  it("sizes the pod range for the servers its CPU limit allows", () => {
+    const raw = baseline();
+    withKarpenter(raw);
+    // 1000 vCPUs of cx23 (2 each) are 500 servers, more than a /23 of pods (two /24s) holds.
+    (pool0(raw).autoscaling as Record<string, unknown>).cpuLimit = 1000;
+    raw.tenants[0]!.network = { podsCidr: "192.168.0.0/23" };
+    expect(pathsOf(toInput(raw))).toContain("tenants[0].network.podsCidr");
   });
 });
 

@@ -4,7 +4,8 @@ import { cidrContains, cidrsOverlap, firstSubnet, isPrivateIpv4, mustParseCidr, 
 import { networkZoneOf, placementGroupServerLimit, type FleetSettings, type TenantSettings, type WorkerPoolSettings } from "../config/fleet-config";
 import type { ConfigProblem } from "../config/stack-config";
 import { formatValue } from "../config/text";
-import { poolMaxReplicas, scaleFromZeroProblem } from "../platform/cluster-autoscaler";
+import { clusterAutoscalerBounds, poolMaxReplicas, scaleFromZeroProblem } from "../platform/cluster-autoscaler";
+import { isKarpenterPool, karpenterPoolProblems } from "../platform/karpenter";
 import { reservedNamespaces } from "../platform/platform-namespaces";
 import { kubeProxyModeOf } from "./caren-cluster-config";
 import { tenantNameLabelProblem } from "./tenant-firewall";
@@ -184,40 +185,56 @@ function workerProblems(tenant: TenantSettings, at: string): ConfigProblem[] {
       });
     }
   });
+  // Karpenter's image is the tenant's, since the provider publishes none (catalog.ts, karpenterClusterApi).
+  const karpenterPool = tenant.workers.findIndex(isKarpenterPool);
+  const firstKarpenterPool = tenant.workers[karpenterPool];
+  if (firstKarpenterPool && !tenant.karpenter) {
+    problems.push({
+      path: `${at}.karpenter.image`,
+      message: `is missing, and workers[${karpenterPool}] (${formatValue(firstKarpenterPool.name)}) is sized by Karpenter, whose project publishes no image; allowed: the controller image you built from its release tag, e.g. registry.example.com/karpenter-clusterapi-controller:v0.2.0`,
+    });
+  } else if (!firstKarpenterPool && tenant.karpenter) {
+    problems.push({ path: `${at}.karpenter`, message: "is set, but no pool has autoscaling.provider karpenter; allowed: remove karpenter, or give a pool autoscaling: { provider: karpenter, cpuLimit }" });
+  }
   return problems;
 }
 
 /**
- * A pool is sized either by `replicas` or by the autoscaler (`autoscaling`), never both: CAPI's
- * topology controller would reset every scale the autoscaler makes (cluster-autoscaler.ts). In
- * a placement group the most servers it can have, plus one rollout surge, fit Hetzner's limit.
+ * A pool is sized either by `replicas` or by one autoscaler (`autoscaling`: the cluster
+ * autoscaler or Karpenter, never both: `provider` picks one), never both: CAPI's topology
+ * controller would reset every scale the autoscaler makes (cluster-autoscaler.ts). In a
+ * placement group the most servers it can have, plus one rollout surge, fit Hetzner's limit.
  */
 function poolSizeProblems(pool: WorkerPoolSettings, at: string): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   const { autoscaling, replicas } = pool;
+  const karpenter = isKarpenterPool(pool);
   if (autoscaling && replicas !== undefined) {
+    const who = karpenter ? "Karpenter" : "the autoscaler";
     problems.push({
       path: `${at}.replicas`,
-      message: `${replicas} replicas on an autoscaled pool would undo every scale the autoscaler makes (CAPI's topology controller owns replicas when set); allowed: either replicas or autoscaling, so remove replicas`,
+      message: `${replicas} replicas on an autoscaled pool would undo every scale ${who} makes (CAPI's topology controller owns replicas when set); allowed: either replicas or autoscaling, so remove replicas`,
     });
   } else if (!autoscaling && replicas === undefined) {
-    problems.push({ path: `${at}.replicas`, message: "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } instead" });
+    problems.push({ path: `${at}.replicas`, message: "is missing; allowed: replicas (0 to 100), or autoscaling: { minSize, maxSize } or autoscaling: { provider: karpenter, cpuLimit } instead" });
   }
-  if (autoscaling && autoscaling.minSize > autoscaling.maxSize) {
+  const bounds = clusterAutoscalerBounds(pool);
+  if (bounds && bounds.minSize > bounds.maxSize) {
     problems.push({
       path: `${at}.autoscaling.minSize`,
-      message: `${autoscaling.minSize} is above maxSize ${autoscaling.maxSize}; allowed: 0 to ${autoscaling.maxSize}`,
+      message: `${bounds.minSize} is above maxSize ${bounds.maxSize}; allowed: 0 to ${bounds.maxSize}`,
     });
   }
+  if (karpenter) problems.push(...karpenterPoolProblems(pool).map((problem) => ({ path: `${at}.${problem.path}`, message: problem.message })));
   const fromZero = scaleFromZeroProblem(pool);
   if (fromZero) problems.push({ path: `${at}.autoscaling.minSize`, message: fromZero });
   const largest = poolMaxReplicas(pool);
   if (pool.placementGroup && largest + 1 > placementGroupServerLimit) {
-    const field = autoscaling ? "autoscaling.maxSize" : "replicas";
+    const field = karpenter ? "autoscaling.cpuLimit" : autoscaling ? "autoscaling.maxSize" : "replicas";
     problems.push({
       path: `${at}.${field}`,
       message:
-        `${largest} ${autoscaling ? "as maxSize does" : "replicas do"} not fit a placement group: Hetzner allows ${placementGroupServerLimit} servers per group and a rolling update adds one; ` +
+        `${largest} ${karpenter ? "servers as the CPU limit allows (with the one CAPI starts the pool with) do" : autoscaling ? "as maxSize does" : "replicas do"} not fit a placement group: Hetzner allows ${placementGroupServerLimit} servers per group and a rolling update adds one; ` +
         `allowed: at most ${placementGroupServerLimit - 1}, or set ${at}.placementGroup: false, or split the pool`,
     });
   }

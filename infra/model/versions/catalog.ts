@@ -273,6 +273,26 @@ export const catalog = {
     image: "registry.k8s.io/autoscaling/cluster-autoscaler",
   },
 
+  /**
+   * Karpenter's Cluster API provider (kubernetes-sigs/karpenter-provider-cluster-api),
+   * EXPERIMENTAL: one per tenant with a Karpenter pool, run by the program on the management
+   * cluster (components/karpenter). Release tag v0.2.0 (2025-10-28, commit 9be2dd2d), the newest
+   * release read; the repository publishes no image a user can pull and no chart repository
+   * (its chart, charts/karpenter 0.1.0, names a local image), so the image is a stack setting
+   * (`karpenter.image`). The Go module proxy refuses the module.
+   */
+  karpenterClusterApi: {
+    version: "v0.2.0",
+    commit: "9be2dd2dafc7b57e6bb3a8341e650a04145c3e1d",
+    /**
+     * sigs.k8s.io/karpenter as the provider's go.mod at that tag requires it: the NodePool and
+     * NodeClaim API (karpenter.sh/v1), served by the Go module proxy. Its own CRDs are not the
+     * ones to install: their NodeClaim rule refuses the provider's requirement label; the tag's
+     * charts/karpenter/crds are (tests/karpenter-in-the-loop.test.ts shows both).
+     */
+    karpenterVersion: "v1.4.0",
+  },
+
   /** Flux, installed by the Flux Operator from a FluxInstance. */
   flux: {
     /** controlplaneio-fluxcd/flux-operator releases; the OCI chart's versions have no leading v. */
@@ -337,6 +357,18 @@ export const catalog = {
       "cax11", "cax21", "cax31", "cax41",
       "ccx13", "ccx23", "ccx33", "ccx43", "ccx53", "ccx63",
     ],
+    /**
+     * vCPUs and memory (GiB) of the server types whose size was read from Hetzner's server-type
+     * list (docs.hetzner.com/cloud/servers/overview), for the capacity annotations a Karpenter
+     * pool's MachineDeployment needs before a server exists (platform/karpenter.ts). The newer
+     * cpx12–cpx62 generation is left out until its sizes are read from the same list.
+     */
+    serverTypeCapacity: {
+      cx23: { cpu: 2, memoryGi: 4 }, cx33: { cpu: 4, memoryGi: 8 }, cx43: { cpu: 8, memoryGi: 16 }, cx53: { cpu: 16, memoryGi: 32 },
+      cpx11: { cpu: 2, memoryGi: 2 }, cpx21: { cpu: 3, memoryGi: 4 }, cpx31: { cpu: 4, memoryGi: 8 }, cpx41: { cpu: 8, memoryGi: 16 }, cpx51: { cpu: 16, memoryGi: 32 },
+      cax11: { cpu: 2, memoryGi: 4 }, cax21: { cpu: 4, memoryGi: 8 }, cax31: { cpu: 8, memoryGi: 16 }, cax41: { cpu: 16, memoryGi: 32 },
+      ccx13: { cpu: 2, memoryGi: 8 }, ccx23: { cpu: 4, memoryGi: 16 }, ccx33: { cpu: 8, memoryGi: 32 }, ccx43: { cpu: 16, memoryGi: 64 }, ccx53: { cpu: 32, memoryGi: 128 }, ccx63: { cpu: 48, memoryGi: 192 },
+    } as Readonly<Record<string, { readonly cpu: number; readonly memoryGi: number }>>,
     /**
      * Hetzner system images the servers are known to boot with this fleet's cloud-init and node
      * install script. Anything else may be a snapshot or a CAPH image label
