@@ -76,11 +76,12 @@ async function run(command: string, args: string[], extra: NodeJS.ProcessEnv = {
   }
 }
 
-/** Runs a committed stack's program under the mocks (as infra/index.ts does) and records it. */
-async function registrationsOf(stack: string, deployed: Record<string, string> = {}): Promise<Registration[]> {
+/** Runs a committed stack's program under the mocks (as infra/index.ts does) and records it; `edit` changes its config values first. */
+async function registrationsOf(stack: string, deployed: Record<string, string> = {}, edit?: (values: Record<string, string>) => void): Promise<Registration[]> {
   const tenantVersions = Object.fromEntries(Object.entries(deployed).map(([tenant, version]) => [tenant, { deployed: version, target: version, controlPlaneSteps: [], workerSteps: [] }]));
   const registrations = await installRecordingMocks("capi-fleet", stack, true, { tenantVersions });
   const { values, secretKeys } = readStackConfig(stack);
+  edit?.(values);
   pulumi.runtime.setAllConfig(values, secretKeys);
   const config = loadFleetConfig();
   const outputs = createFleet(config, `capi-fleet-${stack}`, planTenantUpgradesOrStop(config, new Map(Object.entries(deployed))));
@@ -310,6 +311,30 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     expect(engine.report.changes?.create, engine.output).toBeGreaterThan(0);
     expect(engine.output).toMatch(new RegExp(`\\+ ${engine.report.changes?.create ?? "?"} to create`));
     expect(summary.formatComment([stack], new Map([[stack, engine.report]]))).toContain(`| ${stack} | ✅ passed | ${engine.report.changes?.create ?? "?"} | 0 | 0 | 0 | none |`);
+  }, 300_000);
+
+  it("dev with its pool sized by Karpenter (experimental) previews and passes the pack; with replicas pinned on that pool, the preview fails by autoscaled-pool-replicas-unpinned", async () => {
+    const karpenterPool = (values: Record<string, string>) => {
+      const tenants = JSON.parse(values[configKeys.tenants]!) as { workers: Record<string, unknown>[]; karpenter?: unknown }[];
+      const pool = tenants[0]!.workers[0]!;
+      delete pool.replicas;
+      pool.autoscaling = { provider: "karpenter", cpuLimit: 8 };
+      tenants[0]!.karpenter = { image: "registry.example.com/karpenter-clusterapi-controller:v0.2.0" };
+      values[configKeys.tenants] = JSON.stringify(tenants);
+    };
+    const registrations = await registrationsOf("dev", {}, karpenterPool);
+    expect(registrations.map((registration) => registration.type)).toContain("capi-fleet:tenants:Karpenter");
+    const passing = await enginePreview("dev", registrations);
+    expect(passing.findings, passing.output).toEqual([]);
+    expect(passing.code, passing.output).toBe(0);
+    // The same stack with the pool's replicas pinned in the Cluster, as a hand edit would.
+    editDeclared(registrations, find(registrations, resourceTypes.cluster), (props) => {
+      for (const deployment of ((props as Props).spec!.topology as { workers: { machineDeployments: Record<string, unknown>[] } }).workers.machineDeployments) deployment.replicas = 1;
+    });
+    const pinned = await enginePreview("dev", registrations);
+    expect(pinned.findings.map((finding) => `${finding.policy} ${finding.level}`), pinned.output).toEqual(["autoscaled-pool-replicas-unpinned mandatory"]);
+    expect(pinned.code, pinned.output).not.toBe(0);
+    expect(await harness("dev", registrations)).toEqual(pinned.findings);
   }, 300_000);
 
   it("`up` through scripts/ci-pulumi, as the deploy workflow runs it: the engine deploys with the pack, and reports a second run as unchanged", async () => {

@@ -48,7 +48,7 @@ describe("mirrors", () => {
   });
 
   it("splits an image repository into registry and path as the container runtime does", () => {
-    const repositories = [...platformImages, "nginx", "library/nginx", "hetznercloud/hcloud-cloud-controller-manager", "localhost/a", "localhost:5000/a/b", "registry.example.com:5443/a/b/c", "Registry.Example.com/a"];
+    const repositories = [...platformImages, "nginx", "library/nginx", "hetznercloud/hcloud-cloud-controller-manager", "localhost/a", "localhost:5000/a/b", "registry.example.com:5443/a/b/c", "Registry.Example.com/a", "A/b", "Abc/x"];
     const read = runtimeReads(repositories);
     repositories.forEach((repository, index) => {
       const { registry, path } = splitImageRepository(repository);
