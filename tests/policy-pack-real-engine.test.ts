@@ -23,7 +23,7 @@ import { settle } from "./fleet-run";
 import { offlineEngineScratch } from "./legacy-policy-pack";
 import { engineViewOfRegistrations } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
-import { readStackConfig, repoRoot } from "./stack-files";
+import { readStackConfig, repoRoot, withKarpenterPool } from "./stack-files";
 
 /** scripts/preview-summary.mjs: the stack reports the workflows upload, and the PR comment made of them. */
 interface StackReport {
@@ -314,15 +314,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
   }, 300_000);
 
   it("dev with its pool sized by Karpenter (experimental) previews and passes the pack; with replicas pinned on that pool, the preview fails by autoscaled-pool-replicas-unpinned", async () => {
-    const karpenterPool = (values: Record<string, string>) => {
-      const tenants = JSON.parse(values[configKeys.tenants]!) as { workers: Record<string, unknown>[]; karpenter?: unknown }[];
-      const pool = tenants[0]!.workers[0]!;
-      delete pool.replicas;
-      pool.autoscaling = { provider: "karpenter", cpuLimit: 8 };
-      tenants[0]!.karpenter = { image: "registry.example.com/karpenter-clusterapi-controller:v0.2.0" };
-      values[configKeys.tenants] = JSON.stringify(tenants);
-    };
-    const registrations = await registrationsOf("dev", {}, karpenterPool);
+    const registrations = await registrationsOf("dev", {}, withKarpenterPool);
     expect(registrations.map((registration) => registration.type)).toContain("capi-fleet:tenants:Karpenter");
     const passing = await enginePreview("dev", registrations);
     expect(passing.findings, passing.output).toEqual([]);

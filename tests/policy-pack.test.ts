@@ -3,7 +3,6 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
-import { configKeys } from "../infra/model/config/stack-config";
 import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
 import { catalog } from "../infra/model/versions/catalog";
@@ -16,7 +15,7 @@ import { evaluate, type Violation } from "../policies/testing/harness";
 import { settle } from "./fleet-run";
 import { engineViewOfRegistrations, type RunKind } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
-import { readStackConfig, repoRoot } from "./stack-files";
+import { readStackConfig, repoRoot, withKarpenterPool } from "./stack-files";
 
 /**
  * The whole pack over the whole program: each stack's program runs under mocks (as
@@ -131,14 +130,7 @@ describe("the policy pack over each stack's program", () => {
   });
 
   describe("dev with its pool sized by Karpenter (experimental)", () => {
-    const karpenterDev = (values: Record<string, string>) => {
-      const tenants = JSON.parse(values[configKeys.tenants]!) as { workers: Record<string, unknown>[]; karpenter?: unknown }[];
-      const pool = tenants[0]!.workers[0]!;
-      delete pool.replicas;
-      pool.autoscaling = { provider: "karpenter", cpuLimit: 8 };
-      tenants[0]!.karpenter = { image: "registry.example.com/karpenter-clusterapi-controller:v0.2.0" };
-      values[configKeys.tenants] = JSON.stringify(tenants);
-    };
+    const karpenterDev = withKarpenterPool;
 
     it("validates, registers the tenant's Karpenter, and passes the pack", async () => {
       const registrations = await runProgram("dev", { edit: karpenterDev });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
+import { configKeys } from "../infra/model/config/stack-config";
 
 /** Repository root, for reading committed files in tests. */
 export const repoRoot = path.resolve(__dirname, "..");
@@ -57,4 +58,18 @@ export function readStackConfig(
 export function fakeHcloudToken(leafPath: string): string {
   const seed = Buffer.from(leafPath).toString("hex").replace(/[^a-z0-9]/gi, "");
   return (seed + "x".repeat(64)).slice(0, 64);
+}
+
+/**
+ * Edits a stack's config values so that its first tenant's first pool is sized by Karpenter
+ * (experimental), as a stack file would say it: no `replicas`, `autoscaling.provider: karpenter`
+ * with a CPU limit, and the tenant's provider image.
+ */
+export function withKarpenterPool(values: Record<string, string>): void {
+  const tenants = JSON.parse(values[configKeys.tenants]!) as { workers: Record<string, unknown>[]; karpenter?: unknown }[];
+  const pool = tenants[0]!.workers[0]!;
+  delete pool.replicas;
+  pool.autoscaling = { provider: "karpenter", cpuLimit: 8 };
+  tenants[0]!.karpenter = { image: "registry.example.com/karpenter-clusterapi-controller:v0.2.0" };
+  values[configKeys.tenants] = JSON.stringify(tenants);
 }
