@@ -10,6 +10,7 @@ import { tenantServerLabelSelector } from "../infra/model/tenant/tenant-firewall
 import { catalog } from "../infra/model/versions/catalog";
 import { startHcloudApiStandIn, type HcloudApiStandIn } from "./fakes/hcloud-api";
 import { startTenantInfrastructure, type TenantInfrastructure } from "./fakes/tenant-infrastructure";
+import { eventually as pollUntil } from "./capi-in-the-loop";
 import { carenBinaryEnv } from "./caren-in-the-loop";
 import { buildGoProgram } from "./go-programs";
 import { adminKubeconfig } from "./kube-apiserver";
@@ -99,15 +100,9 @@ async function leftovers(token: string): Promise<{ code: number; output: string 
   }
 }
 
-async function eventually<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}\n${I().log.slice(-20).join("\n")}`);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-  }
-}
+/** Polls as the CAPI loop does (tests/capi-in-the-loop.ts), with the stand-in's last lines on failure. */
+const eventually = <T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> =>
+  pollUntil(what, timeoutMs, check, () => Promise.resolve(I().log.slice(-20).join("\n")));
 
 /** The lines of a command's output that match, de-duplicated (the engine repeats a step's line as it progresses). */
 const printedLines = (output: string, pattern: RegExp) => [...new Set(output.split("\n").filter((line) => pattern.test(line)).map((line) => line.trimEnd()))];
