@@ -1,9 +1,10 @@
 import * as pulumi from "@pulumi/pulumi";
-import { declaredOutputName, type DeclaredResource } from "../infra/model/policy-facts";
+import { type DeclaredResource } from "../infra/model/contract/policy-facts";
+import { componentOutputs } from "../infra/model/contract/outputs";
 
 /**
  * Collects what a component declared for the children the policy pack's stack rules read, and
- * turns it into the component's `declared` output (infra/model/policy-facts.ts says why the
+ * turns it into the component's `declared` output (infra/model/contract/policy-facts.ts says why the
  * rules cannot read those children's own outputs). Only plain, secret-free inputs go in.
  */
 export class DeclaredFacts {
@@ -22,6 +23,6 @@ export class DeclaredFacts {
 
   /** The outputs to register: `{ declared: [...] }`. */
   outputs(): Record<string, pulumi.Output<DeclaredResource[]>> {
-    return { [declaredOutputName]: this.all() };
+    return { [componentOutputs.declared]: this.all() };
   }
 }

@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import * as runtimeConfig from "@pulumi/pulumi/runtime/config";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, type FleetConfig, type ShardConfig, type StackConfigInput } from "./model/config/validate-fleet-config";
+import { configKeys, FleetConfigError, type StackConfigInput } from "./model/config/stack-config";
+import { parseFleetConfig, parseShardConfig, type FleetConfig, type ShardConfig } from "./model/stack/validate-fleet-config";
 
-export type { FleetConfig, ShardConfig, Tenant, HetznerManagement, ExistingManagement } from "./model/config/validate-fleet-config";
 
 /**
  * `isConfigSecret` is exported by the SDK's runtime but marked internal; it is the only

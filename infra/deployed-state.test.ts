@@ -2,8 +2,8 @@ import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
 import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { tenantImmutablesOutputName, tenantVersionsOutputName } from "./deployed-state";
 import { catalog } from "./model/versions/catalog";
+import { stackOutputs } from "./model/contract/outputs";
 
 // The whole program, fed its own last outputs through the StackReference it reads: plans
 // start from what runs, and an impossible one stops the program before anything else is
@@ -22,8 +22,8 @@ async function runProgram(
   previousTenantImmutables?: unknown,
   changeTenant?: (tenant: Record<string, unknown>) => void,
 ): Promise<{ registrations: Registration[]; run: Promise<Record<string, pulumi.Output<unknown>>> }> {
-  lastOutputs[tenantVersionsOutputName] = previousTenantVersions;
-  lastOutputs[tenantImmutablesOutputName] = previousTenantImmutables;
+  lastOutputs[stackOutputs.tenantVersions] = previousTenantVersions;
+  lastOutputs[stackOutputs.tenantImmutables] = previousTenantImmutables;
   return runProgramAgain("dev", allRegistrations, (values) => {
     if (!tenantVersion && !changeTenant) return;
     const tenants = JSON.parse(values["capi-fleet:tenants"]!) as Record<string, unknown>[];
@@ -49,7 +49,7 @@ describe("deployed versions", () => {
   it("plans a new stack's tenants as creations", async () => {
     const { run, registrations } = await runProgram(undefined);
     const outputs = await run;
-    expect(await valueOf(outputs[tenantVersionsOutputName]!)).toEqual({
+    expect(await valueOf(outputs[stackOutputs.tenantVersions]!)).toEqual({
       "dev-a": { deployed: null, target: middle, controlPlaneSteps: [], workerSteps: [] },
     });
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
@@ -59,7 +59,7 @@ describe("deployed versions", () => {
   it("plans from the version the last update deployed: two minors behind walks both minors, workers roll once", async () => {
     const { run, registrations } = await runProgram({ "dev-a": { deployed: null, target: oldest } }, newest);
     const outputs = await run;
-    expect(await valueOf(outputs[tenantVersionsOutputName]!)).toEqual({
+    expect(await valueOf(outputs[stackOutputs.tenantVersions]!)).toEqual({
       "dev-a": { deployed: oldest, target: newest, controlPlaneSteps: [middle, newest], workerSteps: [newest] },
     });
     const stackReference = registrations.find((r) => r.type === "pulumi:pulumi:StackReference");
@@ -74,7 +74,7 @@ describe("settings a tenant cannot change once it exists", () => {
   async function deployedOutputs(): Promise<{ versions: unknown; immutables: unknown; registrations: Registration[] }> {
     const { run, registrations } = await runProgram(undefined);
     const outputs = await run;
-    const [versions, immutables] = await Promise.all([valueOf(outputs[tenantVersionsOutputName]!), valueOf(outputs[tenantImmutablesOutputName]!)]);
+    const [versions, immutables] = await Promise.all([valueOf(outputs[stackOutputs.tenantVersions]!), valueOf(outputs[stackOutputs.tenantImmutables]!)]);
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
     // A copy: the next run empties the shared list.
@@ -125,14 +125,14 @@ describe("settings a tenant cannot change once it exists", () => {
       await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
       await settle(registrations);
       // The deployed state was read: the tenant plans from the version it runs.
-      expect(await valueOf(outputs[tenantVersionsOutputName]!)).toEqual({
+      expect(await valueOf(outputs[stackOutputs.tenantVersions]!)).toEqual({
         "dev-a": { deployed: middle, target: middle, controlPlaneSteps: [], workerSteps: [] },
       });
       // And registers what the first run registered, the tenant's Cluster as it was.
       const what = immutables === undefined ? "without recorded settings" : "with the recorded settings";
       expect(registered(registrations), what).toEqual(registered(deployed.registrations));
       expect(tenantClusters(registrations).map((r) => r.inputs), what).toEqual(clusters.map((r) => r.inputs));
-      expect(await valueOf(outputs[tenantImmutablesOutputName]!)).toEqual(deployed.immutables);
+      expect(await valueOf(outputs[stackOutputs.tenantImmutables]!)).toEqual(deployed.immutables);
     }
   });
 });

@@ -1,16 +1,12 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { FleetConfig } from "./config";
-import { FleetConfigError, type ConfigProblem } from "./model/config/validate-fleet-config";
-import { deployedImmutablesFrom, immutableChanges, tenantImmutablesOutputName, type TenantImmutables } from "./model/tenant/tenant-immutables";
-import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, tenantVersionsOutputName, type TenantUpgrade } from "./model/versions/tenant-upgrades";
-import { deployedK3sVersionFrom, k3sUpgradeProblem, managementK3sVersionOutputName } from "./model/management/k3s-upgrades";
-import { etcdSnapshotConfigOutputName } from "./model/management/etcd-snapshots";
-import { deployedServerTypesFrom, managementServerTypesOutputName, serverTypeChangeProblem } from "./model/management/management-server-type";
+import type { FleetConfig } from "./model/stack/validate-fleet-config";
+import { FleetConfigError, type ConfigProblem } from "./model/config/stack-config";
+import { deployedImmutablesFrom, immutableChanges, type TenantImmutables } from "./model/tenant/tenant-immutables";
+import { deployedVersionsFrom, isUpgradeProblem, planTenantUpgrade, type TenantUpgrade } from "./model/versions/tenant-upgrades";
+import { deployedK3sVersionFrom, k3sUpgradeProblem } from "./model/management/k3s-upgrades";
+import { deployedServerTypesFrom, serverTypeChangeProblem } from "./model/management/management-server-type";
+import { stackOutputs } from "./model/contract/outputs";
 
-export { tenantImmutablesOutputName } from "./model/tenant/tenant-immutables";
-export { tenantVersionsOutputName } from "./model/versions/tenant-upgrades";
-export { managementK3sVersionOutputName } from "./model/management/k3s-upgrades";
-export { managementServerTypesOutputName } from "./model/management/management-server-type";
 
 /** What the last successful update of this stack deployed, per tenant. */
 export interface DeployedState {
@@ -37,7 +33,7 @@ export async function readDeployedState(): Promise<DeployedState> {
   const previous: Record<string, unknown> = {};
   try {
     const reference = new pulumi.StackReference("deployed-state", { name: self });
-    for (const name of [tenantVersionsOutputName, tenantImmutablesOutputName, managementK3sVersionOutputName, etcdSnapshotConfigOutputName, "managementServers", managementServerTypesOutputName]) {
+    for (const name of [stackOutputs.tenantVersions, stackOutputs.tenantImmutables, stackOutputs.managementK3sVersion, stackOutputs.managementEtcdSnapshotConfig, stackOutputs.managementServers, stackOutputs.managementServerTypes]) {
       const details = await reference.getOutputDetails(name);
       previous[name] = details.value ?? details.secretValue;
     }
@@ -46,30 +42,30 @@ export async function readDeployedState(): Promise<DeployedState> {
       `Could not read this stack's last outputs (${self}) to learn what each tenant runs: ${String(error)}`,
     );
   }
-  const { versions, ignored } = deployedVersionsFrom(previous[tenantVersionsOutputName]);
+  const { versions, ignored } = deployedVersionsFrom(previous[stackOutputs.tenantVersions]);
   if (ignored.length > 0) {
-    void pulumi.log.warn(`Ignoring malformed ${tenantVersionsOutputName} entries from the last update: ${ignored.join(", ")}; those tenants plan as new clusters.`);
+    void pulumi.log.warn(`Ignoring malformed ${stackOutputs.tenantVersions} entries from the last update: ${ignored.join(", ")}; those tenants plan as new clusters.`);
   }
-  const { immutables, ignored: ignoredImmutables } = deployedImmutablesFrom(previous[tenantImmutablesOutputName]);
+  const { immutables, ignored: ignoredImmutables } = deployedImmutablesFrom(previous[stackOutputs.tenantImmutables]);
   if (ignoredImmutables.length > 0) {
     void pulumi.log.warn(
-      `Ignoring malformed ${tenantImmutablesOutputName} entries from the last update: ${ignoredImmutables.join(", ")}; changes to their network, first region and kube-proxy mode are not checked this time.`,
+      `Ignoring malformed ${stackOutputs.tenantImmutables} entries from the last update: ${ignoredImmutables.join(", ")}; changes to their network, first region and kube-proxy mode are not checked this time.`,
     );
   }
-  const k3s = deployedK3sVersionFrom(previous[managementK3sVersionOutputName]);
+  const k3s = deployedK3sVersionFrom(previous[stackOutputs.managementK3sVersion]);
   if (k3s.ignored) {
-    void pulumi.log.warn(`Ignoring the malformed ${managementK3sVersionOutputName} output of the last update; the management k3s upgrade path is not checked this time.`);
+    void pulumi.log.warn(`Ignoring the malformed ${stackOutputs.managementK3sVersion} output of the last update; the management k3s upgrade path is not checked this time.`);
   }
-  const serverTypes = deployedServerTypesFrom(previous[managementServerTypesOutputName]);
+  const serverTypes = deployedServerTypesFrom(previous[stackOutputs.managementServerTypes]);
   if (serverTypes.ignored) {
-    void pulumi.log.warn(`Ignoring the malformed ${managementServerTypesOutputName} output of the last update; a management.serverType change is not checked this time.`);
+    void pulumi.log.warn(`Ignoring the malformed ${stackOutputs.managementServerTypes} output of the last update; a management.serverType change is not checked this time.`);
   }
   return {
     versions,
     immutables,
     managementK3sVersion: k3s.version,
     managementServerTypes: serverTypes.serverTypes,
-    etcdSnapshotConfig: previous[etcdSnapshotConfigOutputName],
+    etcdSnapshotConfig: previous[stackOutputs.managementEtcdSnapshotConfig],
     managementServers: previous.managementServers,
   };
 }

@@ -8,7 +8,7 @@ import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import { loadFleetConfig } from "./config";
 import type { FleetOutputs } from "./fleet";
 import { catalog } from "./model/versions/catalog";
-import { k3sUpgradesType } from "./model/policy-facts";
+import { componentTypes } from "./model/contract/component-types";
 
 const isProtected = (resource: pulumi.Resource) => (resource as unknown as { __protect?: boolean }).__protect === true;
 
@@ -16,7 +16,7 @@ function expectedGraph(servers: number, backups: boolean): Record<string, number
   return {
     // management.backups: the Secret k3s reads its snapshot upload settings from (etcd-snapshots.test.ts).
     ...(backups ? { "kubernetes:core/v1:Secret": 1 } : {}),
-    "capi-fleet:management:ManagementCluster": 1,
+    [componentTypes.managementCluster]: 1,
     "pulumi:providers:hcloud": 1,
     "pulumi:providers:kubernetes": 1,
     "hcloud:index/network:Network": 1,
@@ -48,7 +48,7 @@ describe.each([
     // The platform on top (cluster-api, CAREN, Flux …), the tenants, the fleet-wide
     // DeployedState (for the policy pack) and the k3s upgrades have their own tests.
     const managementOnly = registrations.filter(
-      (r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:", k3sUpgradesType].some((prefix) => r.urn.includes(prefix)),
+      (r) => !["capi-fleet:platform:", "capi-fleet:tenants:", "capi-fleet:fleet:", componentTypes.k3sUpgrades].some((prefix) => r.urn.includes(prefix)),
     );
     expect(countByType(managementOnly)).toEqual(expectedGraph(servers, backups));
   });

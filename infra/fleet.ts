@@ -11,14 +11,15 @@ import { HetznerClusterClass } from "../components/hetzner-cluster-class";
 import { K3sUpgrades } from "../components/k3s-upgrades";
 import { ManagementCluster } from "../components/management-cluster";
 import { TenantCluster } from "../components/tenant-cluster";
-import type { FleetConfig, Tenant } from "./config";
+import type { FleetConfig } from "./model/stack/validate-fleet-config";
+import type { Tenant } from "./model/tenant/validate-tenants";
 import { apiVersions } from "./model/platform/cluster-api-kinds";
-import { networkZoneOf } from "./model/config/fleet-config";
 import type { FleetPlatform } from "./model/config/shards";
 import type { Mirrors } from "./model/platform/mirrors";
 import { tenantSshKeyWarning } from "./model/tenant/tenant-firewall";
 import { tenantImmutablesOutput, type TenantImmutables } from "./model/tenant/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade, type TenantVersionsOutput } from "./model/versions/tenant-upgrades";
+import { networkZoneOf } from "./model/facts/hetzner";
 
 /** The platform components, for callers (and tests) that attach more to them. */
 export interface Platform {

@@ -3,6 +3,7 @@ import { providerSpec } from "../components/cluster-api";
 import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
 import type { Registration } from "../tests/pulumi-mocks";
 import { clusterApiProviders, githubTokenVariable } from "./model/platform/cluster-api-providers";
+import { componentTypes } from "./model/contract/component-types";
 
 // cluster-api-operator fetches each provider's release from GitHub; with `githubToken` set,
 // every provider's configSecret carries it, and it stays a secret end to end.
@@ -53,7 +54,7 @@ describe("a stack with githubToken", () => {
 
   it("never puts the token in a plain input (the ClusterApi component's included)", () => {
     expect(plainLeaks(registrations, token)).toEqual([]);
-    expect(one(registrations, "capi-fleet:platform:ClusterApi").inputs).not.toHaveProperty("githubToken");
+    expect(one(registrations, componentTypes.clusterApi).inputs).not.toHaveProperty("githubToken");
   });
 
   it("the leak check sees a token in a plain input (negative control)", () => {

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, expect, it } from "vitest";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
+import { componentTypes } from "./model/contract/component-types";
 
 // The composition root reads config at import time, so config and mocks come first.
 let registrations: Registration[];
@@ -25,7 +26,7 @@ it("exports the management cluster's endpoint, servers and network, with the kub
   expect(await valueOf(program.managementServers)).toHaveLength(1);
   expect(program.managementNetworkId).toBeDefined();
   expect(await valueOf(program.managementNetworkId!)).toEqual(expect.any(String));
-  expect(registrations.some((r) => r.type === "capi-fleet:management:ManagementCluster")).toBe(true);
+  expect(registrations.some((r) => r.type === componentTypes.managementCluster)).toBe(true);
 });
 
 it("exports the CAREN handler names a ClusterClass must use", async () => {

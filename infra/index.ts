@@ -2,22 +2,17 @@
 // and the tenants' upgrade paths first (nothing is registered when either is wrong),
 // then build the fleet, or, in a shard stack, its tenants on the management stack's cluster.
 import * as pulumi from "@pulumi/pulumi";
-import { loadStackConfig, type FleetConfig, type ShardConfig } from "./config";
-import {
-  managementK3sVersionOutputName,
-  managementServerTypesOutputName,
-  planTenantUpgradesOrStop,
-  readDeployedState,
-  tenantImmutablesOutputName,
-  tenantVersionsOutputName,
-} from "./deployed-state";
+import { loadStackConfig } from "./config";
+import type { FleetConfig, ShardConfig } from "./model/stack/validate-fleet-config";
+import { planTenantUpgradesOrStop, readDeployedState } from "./deployed-state";
 import { resourceHooksAvailable } from "../components/helm-release";
 import { createFleet } from "./fleet";
-import { etcdSnapshotConfigOutputName, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/management/etcd-snapshots";
-import { fleetPlatformOutputName, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/config/shards";
-import { FleetConfigError } from "./model/config/validate-fleet-config";
+import { etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/management/etcd-snapshots";
+import { ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/config/shards";
+import { FleetConfigError } from "./model/config/stack-config";
 import { createShard, readManagementStack } from "./shard";
 import { readShardTenants } from "./shard-tenants";
+import { stackOutputs } from "./model/contract/outputs";
 
 export = async () => {
   const stack = loadStackConfig();
@@ -51,25 +46,25 @@ async function fleet(config: FleetConfig) {
   const builtCluster =
     management.mode === "hetzner"
       ? {
-          managementNetworkId: outputs.managementNetworkId,
-          managementAdminCertificateNotAfter: outputs.managementAdminCertificateNotAfter,
-          [etcdSnapshotConfigOutputName]: outputs.managementEtcdSnapshotConfig,
-          managementEtcdSnapshotStore: outputs.managementEtcdSnapshotStore,
-          [managementK3sVersionOutputName]: outputs.managementK3sVersion,
-          [managementServerTypesOutputName]: outputs.managementCluster.serverTypes,
+          [stackOutputs.managementNetworkId]: outputs.managementNetworkId,
+          [stackOutputs.managementAdminCertificateNotAfter]: outputs.managementAdminCertificateNotAfter,
+          [stackOutputs.managementEtcdSnapshotConfig]: outputs.managementEtcdSnapshotConfig,
+          [stackOutputs.managementEtcdSnapshotStore]: outputs.managementEtcdSnapshotStore,
+          [stackOutputs.managementK3sVersion]: outputs.managementK3sVersion,
+          [stackOutputs.managementServerTypes]: outputs.managementCluster.serverTypes,
         }
       : {};
   return {
-    managementApiEndpoint: outputs.managementApiEndpoint,
-    managementKubeconfig: outputs.managementKubeconfig,
-    managementServers: outputs.managementServers,
+    [stackOutputs.managementApiEndpoint]: outputs.managementApiEndpoint,
+    [stackOutputs.managementKubeconfig]: outputs.managementKubeconfig,
+    [stackOutputs.managementServers]: outputs.managementServers,
     ...builtCluster,
-    carenExtensionNames: outputs.carenExtensionNames,
-    [tenantVersionsOutputName]: outputs.tenantVersions,
-    [tenantImmutablesOutputName]: outputs.tenantImmutables,
-    tenantKubeconfigs: outputs.tenantKubeconfigs,
+    [stackOutputs.carenExtensionNames]: outputs.carenExtensionNames,
+    [stackOutputs.tenantVersions]: outputs.tenantVersions,
+    [stackOutputs.tenantImmutables]: outputs.tenantImmutables,
+    [stackOutputs.tenantKubeconfigs]: outputs.tenantKubeconfigs,
     // Only a management stack with shards publishes what they read (the small case stays as it was).
-    ...(fleetTenants ? { [fleetPlatformOutputName]: outputs.fleetPlatform, [fleetTenantsOutputName]: fleetTenants } : {}),
+    ...(fleetTenants ? { [stackOutputs.fleetPlatform]: outputs.fleetPlatform, [stackOutputs.fleetTenants]: fleetTenants } : {}),
   };
 }
 

@@ -3,7 +3,7 @@ import { one, runStack } from "../tests/fleet-run";
 import { admits, type FirewallRule, type Packet } from "../tests/hcloud-firewall";
 import { readStackConfig } from "../tests/stack-files";
 import { managementFirewallRules } from "./model/management/firewall-rules";
-import { parseFleetConfig } from "./model/config/validate-fleet-config";
+import { parseFleetConfig } from "./model/stack/validate-fleet-config";
 
 // The management servers' hcloud Firewall as the prod program registers it, evaluated as Hetzner
 // evaluates inbound rules (tests/hcloud-firewall.ts; docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { managementK3sVersionOutputName } from "./deployed-state";
 import { catalog } from "./model/versions/catalog";
 import { parseK3sVersion } from "./model/versions/kubernetes-version";
-import { deployedStateType } from "./model/policy-facts";
+import { componentTypes } from "./model/contract/component-types";
+import { stackOutputs } from "./model/contract/outputs";
 
 // The whole program (infra/index.ts), fed its own last `managementK3sVersion` output through the
 // StackReference it reads: a management.k3sVersion the servers cannot reach from it in one step
@@ -20,7 +20,7 @@ const lastOutputs: Record<string, unknown> = {};
 let allRegistrations: Registration[] = [];
 
 async function runProgram(deployedK3s: string | undefined, k3sVersion?: string) {
-  lastOutputs[managementK3sVersionOutputName] = deployedK3s;
+  lastOutputs[stackOutputs.managementK3sVersion] = deployedK3s;
   return runProgramAgain("dev", allRegistrations, (values) => {
     if (!k3sVersion) return;
     const management = JSON.parse(values["capi-fleet:management"]!) as Record<string, unknown>;
@@ -46,23 +46,23 @@ describe("management.k3sVersion against the deployed k3s release", () => {
   it("runs a one-minor upgrade: the Plan asks for the target, the output records it, DeployedState publishes what ran", async () => {
     const { run, registrations } = await runProgram(release(-1, 3));
     const outputs = await run;
-    expect(await valueOf(outputs[managementK3sVersionOutputName]!)).toBe(catalog.k3s.version);
+    expect(await valueOf(outputs[stackOutputs.managementK3sVersion]!)).toBe(catalog.k3s.version);
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
     const plan = registrations.find((r) => r.type === "kubernetes:upgrade.cattle.io/v1:Plan");
     expect((plan?.inputs.spec as { version?: string } | undefined)?.version).toBe(catalog.k3s.version);
-    const state = registrations.find((r) => r.type === deployedStateType);
-    expect(state?.outputs?.[managementK3sVersionOutputName]).toBe(release(-1, 3));
+    const state = registrations.find((r) => r.type === componentTypes.deployedState);
+    expect(state?.outputs?.[stackOutputs.managementK3sVersion]).toBe(release(-1, 3));
   });
 
   it("runs a stack deployed before the version was recorded (no output): nothing to compare, nothing published", async () => {
     const { run, registrations } = await runProgram(undefined, release(1));
     const outputs = await run;
-    expect(await valueOf(outputs[managementK3sVersionOutputName]!)).toBe(release(1));
+    expect(await valueOf(outputs[stackOutputs.managementK3sVersion]!)).toBe(release(1));
     await Promise.all(Object.values(outputs).map((output) => valueOf(output)));
     await settle(registrations);
-    const state = registrations.find((r) => r.type === deployedStateType);
+    const state = registrations.find((r) => r.type === componentTypes.deployedState);
     expect(state?.outputs).toBeDefined();
-    expect(state?.outputs).not.toHaveProperty(managementK3sVersionOutputName);
+    expect(state?.outputs).not.toHaveProperty(stackOutputs.managementK3sVersion);
   });
 });

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { runProgramAgain, settle } from "../tests/fleet-run";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { readStackConfig } from "../tests/stack-files";
-import { managementServerTypesOutputName as outputName } from "./deployed-state";
+import { stackOutputs } from "./model/contract/outputs";
 
 // The whole program (infra/index.ts), fed its own last outputs through the StackReference it
 // reads. A changed management.serverType would have the provider power off every server at once
@@ -18,7 +18,7 @@ const lastOutputs: Record<string, unknown> = {};
 let allRegistrations: Registration[] = [];
 
 async function runProgram(deployed: unknown, serverType?: string) {
-  lastOutputs[outputName] = deployed;
+  lastOutputs[stackOutputs.managementServerTypes] = deployed;
   return runProgramAgain("dev", allRegistrations, (values) => {
     if (!serverType) return;
     const management = JSON.parse(values["capi-fleet:management"]!) as Record<string, unknown>;
@@ -51,7 +51,7 @@ describe("management.serverType against the type the servers run", () => {
     for (const deployed of [{ [devServer]: configured }, undefined]) {
       const { outputs, registrations } = await runToTheEnd(deployed);
       expect(registrations.filter((r) => r.type === "hcloud:index/server:Server").map((r) => r.inputs.serverType)).toEqual([configured]);
-      expect(await valueOf(outputs[outputName]!)).toEqual({ [devServer]: configured });
+      expect(await valueOf(outputs[stackOutputs.managementServerTypes]!)).toEqual({ [devServer]: configured });
     }
   });
 });

@@ -18,6 +18,7 @@ import { carenExtensionNames } from "./model/platform/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/versions/catalog";
 import { clusterApiOperatorValues, clusterApiProviders } from "./model/platform/cluster-api-providers";
 import { reservedNamespaces } from "./model/platform/platform-namespaces";
+import { componentTypes } from "./model/contract/component-types";
 
 const releaseType = "kubernetes:helm.sh/v3:Release";
 const providerType = (kind: string) => `kubernetes:operator.cluster.x-k8s.io/v1alpha2:${kind}`;
@@ -108,7 +109,7 @@ describe.each([
 
   it("installs every chart at the catalog's name, repository and version", () => {
     // Tenants' releases (the cluster autoscaler) belong to their TenantCluster, not the platform.
-    expect(byType(registrations, releaseType).filter((r) => !r.urn.includes("capi-fleet:tenants:ClusterAutoscaler")).map((r) => r.name).sort()).toEqual(releases.map((r) => r.name).sort());
+    expect(byType(registrations, releaseType).filter((r) => !r.urn.includes(componentTypes.clusterAutoscaler)).map((r) => r.name).sort()).toEqual(releases.map((r) => r.name).sort());
     for (const { name, pin, namespace } of releases) {
       const inputs = release(name).inputs;
       const oci = pin.repository.startsWith("oci://");

@@ -1,11 +1,12 @@
 // A management stack with shards reads which tenants each shard declares, from the shard's last
 // outputs, and publishes the whole fleet's tenants (`fleetTenants`) for its shards and the pack.
 import * as pulumi from "@pulumi/pulumi";
-import type { FleetConfig } from "./config";
+import type { FleetConfig } from "./model/stack/validate-fleet-config";
 import { fleetTenantsOf, type FleetTenant } from "./model/config/shards";
-import { deployedImmutablesFrom, tenantImmutablesOutputName } from "./model/tenant/tenant-immutables";
-import { deployedVersionsFrom, tenantVersionsOutputName } from "./model/versions/tenant-upgrades";
-import { FleetConfigError } from "./model/config/validate-fleet-config";
+import { deployedImmutablesFrom } from "./model/tenant/tenant-immutables";
+import { deployedVersionsFrom } from "./model/versions/tenant-upgrades";
+import { FleetConfigError } from "./model/config/stack-config";
+import { stackOutputs } from "./model/contract/outputs";
 
 /**
  * The fleet's tenants: this stack's (with the versions its last update deployed, none for new
@@ -21,8 +22,8 @@ export async function readShardTenants(self: string, config: Pick<FleetConfig, "
     let immutablesValue: unknown;
     try {
       const reference = new pulumi.StackReference(`shard-${index}`, { name: shard });
-      versionsValue = (await reference.getOutputDetails(tenantVersionsOutputName)).value;
-      immutablesValue = (await reference.getOutputDetails(tenantImmutablesOutputName)).value;
+      versionsValue = (await reference.getOutputDetails(stackOutputs.tenantVersions)).value;
+      immutablesValue = (await reference.getOutputDetails(stackOutputs.tenantImmutables)).value;
     } catch (error) {
       throw new pulumi.RunError(new FleetConfigError(config.stack, [{ path: `shards[${index}]`, message: `cannot read stack ${shard}: ${String(error)}` }]).message);
     }

@@ -5,11 +5,13 @@ import { installRecordingMocks, valueOf, type Registration } from "../tests/pulu
 import { readStackConfig } from "../tests/stack-files";
 import { loadStackConfig } from "./config";
 import { planTenantUpgradesOrStop } from "./deployed-state";
-import { createShard, managementKubeconfigOutputName, readManagementStack } from "./shard";
+import { createShard, readManagementStack } from "./shard";
 import { readShardTenants } from "./shard-tenants";
-import { fleetPlatformOutputName, fleetTenantsOutputName, managementReferenceType, type FleetPlatform, type FleetTenant } from "./model/config/shards";
-import { shardValues } from "./model/config/fleet-config-fixtures";
-import { configKeys } from "./model/config/validate-fleet-config";
+import { type FleetPlatform, type FleetTenant } from "./model/config/shards";
+import { shardValues } from "../tests/support/fleet-config-fixtures";
+import { configKeys } from "./model/config/stack-config";
+import { stackOutputs } from "./model/contract/outputs";
+import { componentTypes } from "./model/contract/component-types";
 
 // A shard stack: tenants only, on the management stack's cluster (docs/architecture.md, Scaling out).
 
@@ -41,9 +43,9 @@ async function runShard(config: { values: Record<string, string>; secretKeys: st
 }
 
 const published = (tenants: Record<string, FleetTenant> = {}) => ({
-  [fleetPlatformOutputName]: platform,
-  [fleetTenantsOutputName]: tenants,
-  [managementKubeconfigOutputName]: "# stand-in kubeconfig\n",
+  [stackOutputs.fleetPlatform]: platform,
+  [stackOutputs.fleetTenants]: tenants,
+  [stackOutputs.managementKubeconfig]: "# stand-in kubeconfig\n",
 });
 
 describe("the shard program", () => {
@@ -54,7 +56,7 @@ describe("the shard program", () => {
     const provider = registrations.find((r) => r.type === "pulumi:providers:kubernetes")!;
     expect(provider.secretInputs).toContain("kubeconfig");
     expect(provider.inputs.clusterIdentifier).toBe("capi-fleet-prod-management");
-    const reference = registrations.find((r) => r.type === managementReferenceType)!;
+    const reference = registrations.find((r) => r.type === componentTypes.managementReference)!;
     expect(reference.outputs).toMatchObject({ imported: platform.declared, peerTenantVersions: {} });
     const marker = registrations.find((r) => r.type === "kubernetes:core/v1:ConfigMap" && r.parent === reference.urn)!;
     expect(marker.inputs.metadata).toMatchObject({ name: "capi-fleet-shard-prod-shard-a", namespace: "capi-fleet-system" });
@@ -67,7 +69,7 @@ describe("the shard program", () => {
 
   it("installs its tenants' add-on charts from the management stack's charts mirror", async () => {
     const mirror = "oci://registry.example.com/charts";
-    const registrations = await runShard(shardValues([edge]), { ...published(), [fleetPlatformOutputName]: { ...platform, mirrors: { charts: mirror } } });
+    const registrations = await runShard(shardValues([edge]), { ...published(), [stackOutputs.fleetPlatform]: { ...platform, mirrors: { charts: mirror } } });
     const proxies = registrations.filter((r) => r.type === "kubernetes:addons.cluster.x-k8s.io/v1alpha1:HelmChartProxy");
     expect(proxies.map((proxy) => proxy.name).sort()).toEqual(["tenant-edge-hcloud-ccm", "tenant-edge-hcloud-csi"]);
     for (const proxy of proxies) expect((proxy.inputs.spec as { repoURL: string }).repoURL, proxy.name).toBe(mirror);
@@ -85,7 +87,7 @@ describe("the shard program", () => {
 
   it("hands the pack the other stacks' tenant versions", async () => {
     const registrations = await runShard(shardValues([edge]), published({ analytics: { stack: "organization/capi-fleet/prod-shard-b", namespace: "analytics", version: "v1.35.3" } }));
-    expect(registrations.find((r) => r.type === managementReferenceType)!.outputs).toMatchObject({ peerTenantVersions: { analytics: "v1.35.3" } });
+    expect(registrations.find((r) => r.type === componentTypes.managementReference)!.outputs).toMatchObject({ peerTenantVersions: { analytics: "v1.35.3" } });
   });
 });
 

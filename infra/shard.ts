@@ -6,15 +6,13 @@ import * as pulumi from "@pulumi/pulumi";
 import { DeployedState } from "../components/deployed-state";
 import { ManagementReference } from "../components/management-reference";
 import type { TenantCluster } from "../components/tenant-cluster";
-import type { ShardConfig } from "./config";
+import type { ShardConfig } from "./model/stack/validate-fleet-config";
 import { createTenants } from "./fleet";
-import { fleetPlatformFrom, fleetPlatformOutputName, fleetTenantsFrom, fleetTenantsOutputName, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/config/shards";
+import { fleetPlatformFrom, fleetTenantsFrom, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/config/shards";
 import { tenantImmutablesOutput } from "./model/tenant/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade } from "./model/versions/tenant-upgrades";
-import { FleetConfigError, type ConfigProblem } from "./model/config/validate-fleet-config";
-
-/** The management stack's output with its admin kubeconfig (secret). */
-export const managementKubeconfigOutputName = "managementKubeconfig";
+import { FleetConfigError, type ConfigProblem } from "./model/config/stack-config";
+import { stackOutputs } from "./model/contract/outputs";
 
 /** What a shard reads from its management stack. */
 export interface ManagementStack {
@@ -35,8 +33,8 @@ export async function readManagementStack(stack: string, name: string): Promise<
   let reference: pulumi.StackReference;
   try {
     reference = new pulumi.StackReference("management-stack", { name });
-    platformValue = (await reference.getOutputDetails(fleetPlatformOutputName)).value;
-    tenantsValue = (await reference.getOutputDetails(fleetTenantsOutputName)).value;
+    platformValue = (await reference.getOutputDetails(stackOutputs.fleetPlatform)).value;
+    tenantsValue = (await reference.getOutputDetails(stackOutputs.fleetTenants)).value;
   } catch (error) {
     throw new pulumi.RunError(new FleetConfigError(stack, [{ path: "managementStack", message: `cannot read stack ${name}: ${String(error)}` }]).message);
   }
@@ -46,7 +44,7 @@ export async function readManagementStack(stack: string, name: string): Promise<
   }
   return {
     name,
-    kubeconfig: pulumi.secret(reference.requireOutput(managementKubeconfigOutputName).apply((value) => String(value))),
+    kubeconfig: pulumi.secret(reference.requireOutput(stackOutputs.managementKubeconfig).apply((value) => String(value))),
     platform: platform.platform,
     fleetTenants: fleetTenantsFrom(tenantsValue),
   };
@@ -111,10 +109,10 @@ export function createShard(
   return {
     tenants,
     outputs: {
-      managementStack: pulumi.output(management.name),
-      tenantVersions: pulumi.output(tenantVersionsOutput(upgrades)),
-      tenantImmutables: pulumi.output(tenantImmutablesOutput(config.tenants)),
-      tenantKubeconfigs: pulumi.secret(pulumi.all(kubeconfigs)),
+      [stackOutputs.managementStack]: pulumi.output(management.name),
+      [stackOutputs.tenantVersions]: pulumi.output(tenantVersionsOutput(upgrades)),
+      [stackOutputs.tenantImmutables]: pulumi.output(tenantImmutablesOutput(config.tenants)),
+      [stackOutputs.tenantKubeconfigs]: pulumi.secret(pulumi.all(kubeconfigs)),
     },
   };
 }

@@ -6,6 +6,7 @@ import { liveObjects, valueOf, type Registration } from "../tests/pulumi-mocks";
 import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
 import type { FleetOutputs } from "./fleet";
 import { clusterClassName } from "./model/platform/hetzner-cluster-class";
+import { componentTypes } from "./model/contract/component-types";
 
 // The tenants of the committed stacks under mocks: what each one registers, in which order
 // Pulumi will delete it, and that tokens and kubeconfigs stay secret.
@@ -37,7 +38,7 @@ describe("the prod tenants", () => {
   it("registers one ClusterClass with its six templates, after CAREN is ready", () => {
     const clusterClass = one(registrations, clusterClassType);
     expect(clusterClass.inputs.metadata).toMatchObject({ name: clusterClassName, annotations: { "pulumi.com/waitFor": "condition=VariablesReady" } });
-    const templates = registrations.filter((r) => r.urn.includes("capi-fleet:tenants:HetznerClusterClass") && /Template$/.test(r.type));
+    const templates = registrations.filter((r) => r.urn.includes(componentTypes.hetznerClusterClass) && /Template$/.test(r.type));
     expect(templates.map((t) => t.type.split(":").at(-1)).sort()).toEqual([
       "HCloudMachineTemplate",
       "HCloudMachineTemplate",
@@ -191,7 +192,7 @@ describe.each([
 ])("tenant protection in $stack (management.deletionProtection: $protect)", ({ stack, protect }) => {
   it("protects every resource of every tenant exactly when deletion protection is on", async () => {
     const { registrations } = await runStack(stack);
-    const tenantResources = registrations.filter((r) => r.type === "capi-fleet:tenants:TenantCluster" || r.urn.includes("capi-fleet:tenants:TenantCluster$"));
+    const tenantResources = registrations.filter((r) => r.type === componentTypes.tenantCluster || r.urn.includes("capi-fleet:tenants:TenantCluster$"));
     // The Cluster, and everything Pulumi would delete before it (apps, load-balancer drain, kubeconfig
     // command): a removed or renamed tenant must stop at its first delete, before any of them runs.
     expect(tenantResources.filter((r) => r.type === clusterType).length).toBeGreaterThan(0);

@@ -30,6 +30,7 @@ import { clearTimeout, setTimeout } from "node:timers";
 import { setTimeout as sleep } from "node:timers/promises";
 import { fileURLToPath } from "node:url";
 import { HttpError, KubeconfigError, NetworkError, kubeRequest, parseKubeconfig } from "../components/kube-client.mjs";
+import { stackOutputs } from "../infra/model/contract/outputs.ts";
 
 const program = "fleet-backup";
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -173,13 +174,13 @@ async function kubeconfigFile(options) {
     return options.kubeconfig;
   }
   const stack = options.stack ?? "";
-  const output = await run(process.env.PULUMI ?? "pulumi", ["stack", "output", "managementKubeconfig", "--show-secrets", "--stack", stack], 120_000, {
+  const output = await run(process.env.PULUMI ?? "pulumi", ["stack", "output", stackOutputs.managementKubeconfig, "--show-secrets", "--stack", stack], 120_000, {
     ...process.env,
     PULUMI_SKIP_UPDATE_CHECK: "true",
   });
   if (output.code !== 0 || output.stdout.trim() === "") {
     // pulumi's stderr names the stack or the login problem; it holds no secret.
-    fail(`could not read the stack output managementKubeconfig of stack ${stack}${output.timedOut ? " (pulumi did not answer within 120 s)" : ""}: ${output.stderr.trim().slice(-500) || "empty output"}`);
+    fail(`could not read the stack output ${stackOutputs.managementKubeconfig} of stack ${stack}${output.timedOut ? " (pulumi did not answer within 120 s)" : ""}: ${output.stderr.trim().slice(-500) || "empty output"}`);
   }
   const dir = mkdtempSync(path.join(tmpdir(), `${program}-`));
   temporary.push(dir);
@@ -299,7 +300,7 @@ async function main() {
   /** @type {import("../components/kube-client.mjs").KubeTarget} */
   let target;
   try {
-    target = parseKubeconfig(readFileSync(kubeconfig, "utf8"), options.kubeconfig ? `--kubeconfig ${options.kubeconfig}` : `the stack output managementKubeconfig of ${options.stack ?? ""}`);
+    target = parseKubeconfig(readFileSync(kubeconfig, "utf8"), options.kubeconfig ? `--kubeconfig ${options.kubeconfig}` : `the stack output ${stackOutputs.managementKubeconfig} of ${options.stack ?? ""}`);
   } catch (error) {
     if (error instanceof KubeconfigError) fail(error.message);
     throw error;

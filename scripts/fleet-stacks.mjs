@@ -27,7 +27,7 @@ const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), ".."
 const usage = `usage: node scripts/${program}.mjs [--github-output] [--root <repository>]
 Lists the stacks of stacks/Pulumi.<stack>.yaml: management stacks and their shards, as JSON.`;
 
-/** The config key that makes a stack a shard (infra/model/config/validate-fleet-config.ts, configKeys.managementStack). */
+/** The config key that makes a stack a shard (infra/model/stack/validate-fleet-config.ts, configKeys.managementStack). */
 export const managementStackKey = "capi-fleet:managementStack";
 
 /**

@@ -21,6 +21,7 @@ import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { stackOutputs } from "../infra/model/contract/outputs.ts";
 
 const program = "management-server";
 const usage = `usage: node scripts/${program}.mjs <snapshot-config|restore-snapshot|rejoin> --stack <stack> --server <address> [--snapshot <name>]
@@ -82,13 +83,13 @@ const secretConfig = (key) => run(`reading config ${key}`, pulumiBin, ["config",
 run(`copying the recovery script to ${server}`, sshBin, [...sshOptions, `install -m 0700 /dev/stdin ${remotePath}`], readFileSync(remoteScript, "utf8"));
 
 if (command === "snapshot-config") {
-  const dropin = stackOutput("managementEtcdSnapshotConfig");
+  const dropin = stackOutput(stackOutputs.managementEtcdSnapshotConfig);
   if (!dropin) fail("the stack has no output managementEtcdSnapshotConfig: run pulumi up first");
   run(`writing the snapshot drop-in on ${server}`, sshBin, [...sshOptions, `${remotePath} snapshot-config`], `${dropin}\n`);
 } else if (command === "restore-snapshot") {
-  const store = /** @type {{ endpoint?: string, region?: string, bucket?: string, folder?: string }} */ ((JSON.parse(stackOutput("managementEtcdSnapshotStore", true) || "null") ?? {}));
+  const store = /** @type {{ endpoint?: string, region?: string, bucket?: string, folder?: string }} */ ((JSON.parse(stackOutput(stackOutputs.managementEtcdSnapshotStore, true) || "null") ?? {}));
   if (!store.endpoint || !store.region || !store.bucket || !store.folder) {
-    fail("the stack output managementEtcdSnapshotStore is missing or incomplete: is management.backups set, and has pulumi up run since?");
+    fail(`the stack output ${stackOutputs.managementEtcdSnapshotStore} is missing or incomplete: is management.backups set, and has pulumi up run since?`);
   }
   const keys = `${secretConfig("etcdS3Credentials.accessKey")}\n${secretConfig("etcdS3Credentials.secretKey")}\n`;
   run(

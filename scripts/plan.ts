@@ -19,12 +19,13 @@ import { catalog } from "../infra/model/versions/catalog";
 import { isUpgradeProblem, planTenantUpgrade, deployedVersionsFrom } from "../infra/model/versions/tenant-upgrades";
 import { formatUpgradeCampaign } from "../infra/model/versions/upgrade-report";
 import { stackConfigFromFile } from "../infra/model/config/stack-file";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig, projectName } from "../infra/model/config/validate-fleet-config";
-import { tenantVersionsOutputName } from "../infra/model/versions/tenant-upgrades";
+import { configKeys, FleetConfigError, projectName } from "../infra/model/config/stack-config";
+import { parseFleetConfig, parseShardConfig } from "../infra/model/stack/validate-fleet-config";
 import { parseKubernetesVersion } from "../infra/model/versions/kubernetes-version";
 import { fleetCostReport, formatStackCost, stackCostChange, type StackCostChange } from "../infra/model/costs/cost-report";
 import { parsePriceTable, priceTable, type PriceTable } from "../infra/model/costs/price-table";
 import { isUnrefreshed, unpricedProblems, type CostedStack } from "../infra/model/costs/stack-cost";
+import { stackOutputs } from "../infra/model/contract/outputs";
 
 const usage = `usage: npm run plan -- --stack <name> [--deployed <tenant>=<version> ...] [--deployed-from <file>|-] [--base <git ref>] [--prices <file>]
        npm run plan -- --cost-report <file> [--base <git ref>] [--prices <file>]
@@ -187,7 +188,7 @@ function readLocalState(stack: string): { versions: Map<string, string>; note: s
     checkpoint?: { latest?: { resources?: { type?: string; outputs?: Record<string, unknown> }[] } };
   };
   const stackResource = checkpoint.checkpoint?.latest?.resources?.find((resource) => resource.type === "pulumi:pulumi:Stack");
-  const { versions, ignored } = deployedVersionsFrom(stackResource?.outputs?.[tenantVersionsOutputName]);
+  const { versions, ignored } = deployedVersionsFrom(stackResource?.outputs?.[stackOutputs.tenantVersions]);
   const skipped = ignored.length > 0 ? `, ignored malformed ${ignored.join(", ")}` : "";
   return { versions, note: `state ${found} (${versions.size} tenant(s)${skipped})` };
 }

@@ -9,11 +9,11 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { loadBalancerTypes } from "../infra/model/config/fleet-config";
 import { catalog } from "../infra/model/versions/catalog";
 import { PricingResponseError, priceTableFromPricing } from "../infra/model/costs/hcloud-pricing";
 import { priceTable, type PriceTable } from "../infra/model/costs/price-table";
 import { isUnrefreshed } from "../infra/model/costs/stack-cost";
+import { loadBalancerTypes } from "../infra/model/facts/hetzner";
 
 const usage = `usage: npm run prices [-- --refresh | --from <pricing.json>] [--write <file>]
 

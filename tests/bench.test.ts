@@ -7,7 +7,8 @@ import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/versions/catalog";
 import { validateKubernetesVersionsList } from "../infra/model/versions/upgrade-plan";
-import { configKeys, parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { configKeys } from "../infra/model/config/stack-config";
+import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { generatedDeployedVersions, generatedStackConfig, generatedTenants, tenantsPerRoutingDomain } from "../tools/benchmarks/fleet-generator";
 import { measurePlanner, onePerMinorRollouts, randomTriples, syntheticKubernetesVersions, workerRolloutsLowerBound } from "../tools/benchmarks/planner";
 import { choosePreview, generatedStackFile, parseExports, parseToolchainPins, policyReport, programPlugins } from "../tools/benchmarks/preview";
@@ -15,6 +16,7 @@ import { parsePolicyViolations, policyShare, standInPlan, standInProgramFile } f
 import { benchExitCode, checkTargets, formatTable, gibibyte, median } from "../tools/benchmarks/stats";
 import { buildGoProgram } from "./go-programs";
 import { fakeHcloudToken, readStackConfig, repoRoot } from "./stack-files";
+import { componentTypes } from "../infra/model/contract/component-types";
 
 // The pure parts of `npm run bench` (tools/bench.ts); the benchmark itself is not a test.
 
@@ -220,13 +222,13 @@ describe("stand-in preview (part 4 without provider plugins)", () => {
 
   it("replaces resource objects among the inputs by a string naming them", () => {
     const provider = { __pulumiResource: true, __pulumiType: "pulumi:providers:hcloud", __name: "management-hcloud", urn: "Calling [toJSON] on an [Output<T>] is not supported." };
-    const plan = standInPlan([registration("capi-fleet:management:ManagementCluster", "management", "urn:m", [], { hcloudProvider: provider, list: [provider, 1] })]);
+    const plan = standInPlan([registration(componentTypes.managementCluster, "management", "urn:m", [], { hcloudProvider: provider, list: [provider, 1] })]);
     expect(plan.entries[0]!.inputs).toEqual({ hcloudProvider: "<resource pulumi:providers:hcloud management-hcloud>", list: ["<resource pulumi:providers:hcloud management-hcloud>", 1] });
     expect(plan.resourceReferences).toBe(2);
   });
 
   it("hands a fleet component's declared children to the stand-in program by entry, dropping what it did not stand in for", () => {
-    const component = { ...registration("capi-fleet:tenants:TenantCluster", "tenant-a", "urn:t"), outputs: { declared: [{ urn: "urn:c", props: { kind: "Cluster" } }, { urn: "urn:gone", props: {} }], version: "v1" } };
+    const component = { ...registration(componentTypes.tenantCluster, "tenant-a", "urn:t"), outputs: { declared: [{ urn: "urn:c", props: { kind: "Cluster" } }, { urn: "urn:gone", props: {} }], version: "v1" } };
     const plan = standInPlan([registration("pulumi:providers:kubernetes", "k", "urn:k"), component, registration("k:Cluster", "a", "urn:c")]);
     expect(plan.entries[0]!.outputs).toEqual({ other: { version: "v1" }, declared: [{ entry: 1, props: { kind: "Cluster" } }] });
     expect(plan.entries[1]!.outputs).toBeUndefined();

@@ -1,12 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
 import { catalog } from "../infra/model/versions/catalog";
-import { carenPreflightSkipAnnotation } from "../infra/model/platform/caren-extensions";
 import { ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesKey } from "../infra/model/tenant/caren-cluster-config";
 import { conditionOf, createNamespacesOf, dependencyOrder, eventually, isPatch, objectOf, responseMessage, startCapiWithExtension, type CapiLoopWith, type KubeObject } from "./capi-in-the-loop";
 import { carenBinary, readCarenChart, startRealCaren, type RealCaren } from "./caren-in-the-loop";
 import { runStack } from "./fleet-run";
 import { skipIfDeclared } from "./unverified";
+import { carenPreflightSkipAnnotation } from "../infra/model/facts/caren";
 
 // The real CAREN in the loop: CAPI in the loop (tests/capi-in-the-loop.ts) with the CAREN manager
 // built from the catalog's release tag in place of the recording stand-in, wired from CAREN's own

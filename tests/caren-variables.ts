@@ -1,7 +1,7 @@
 import { catalog } from "../infra/model/versions/catalog";
-import { carenSchemaProviders, type CarenSchemaProvider } from "../infra/model/platform/caren-extensions";
 import { upstreamDir, type Upstream } from "./upstream";
 import { readSource, type Crd, type CrdSource } from "./upstream-crds";
+import { CarenSchemaProvider, carenSchemaProviders } from "../infra/model/facts/caren";
 
 // The variable schemas CAREN publishes through its DiscoverVariables handlers, rebuilt at test
 // time from CAREN's own CRDs (never copied into the repository):

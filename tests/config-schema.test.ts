@@ -6,7 +6,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { fleetConfigSchema } from "../infra/model/config/fleet-config";
 import { stackConfigFromFile } from "../infra/model/config/stack-file";
-import { FleetConfigError, parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { FleetConfigError } from "../infra/model/config/stack-config";
+import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import {
   beginMarker,
   docsPath,

@@ -3,7 +3,7 @@ import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { stackConfigFromFile } from "../infra/model/config/stack-file";
-import { parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { catalog } from "../infra/model/versions/catalog";
 import { runNodeScript } from "./script-harness";
 import { repoRoot } from "./stack-files";

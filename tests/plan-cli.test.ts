@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib";
 import { parse, stringify } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/versions/catalog";
-import { parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { readStackConfig } from "./stack-files";
 import { repoRoot } from "./stack-files";
 

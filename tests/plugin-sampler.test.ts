@@ -2,6 +2,7 @@ import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import { pluginNameOf, sampleTree, startPluginSampler } from "../tools/benchmarks/plugin-sampler";
 import { chunks, declaredPlatformOf } from "../tools/benchmarks/scale";
+import { componentTypes } from "../infra/model/contract/component-types";
 
 // The bench's plugin sampler (scale mode) on real processes: a shell whose children pose as
 // resource plugins by their argv[0], as the engine starts them (pulumi-resource-<name>).
@@ -42,10 +43,10 @@ describe("the scale mode's helpers", () => {
   it("publishes the platform's declared facts as the management stack's fleetPlatform does", () => {
     const entry = (urn: string) => ({ urn, props: {} });
     const registrations = [
-      { type: "capi-fleet:platform:Caren", name: "caren", inputs: {}, urn: "c", dependencies: [], outputs: { declared: [entry("gate")] } },
-      { type: "capi-fleet:tenants:TenantCluster", name: "t", inputs: {}, urn: "t", dependencies: [], outputs: { declared: [entry("cluster")] } },
-      { type: "capi-fleet:platform:ClusterApi", name: "capi", inputs: {}, urn: "a", dependencies: [], outputs: { declared: [entry("core")] } },
-      { type: "capi-fleet:tenants:HetznerClusterClass", name: "class", inputs: {}, urn: "k", dependencies: [], outputs: { declared: [entry("class")] } },
+      { type: componentTypes.caren, name: "caren", inputs: {}, urn: "c", dependencies: [], outputs: { declared: [entry("gate")] } },
+      { type: componentTypes.tenantCluster, name: "t", inputs: {}, urn: "t", dependencies: [], outputs: { declared: [entry("cluster")] } },
+      { type: componentTypes.clusterApi, name: "capi", inputs: {}, urn: "a", dependencies: [], outputs: { declared: [entry("core")] } },
+      { type: componentTypes.hetznerClusterClass, name: "class", inputs: {}, urn: "k", dependencies: [], outputs: { declared: [entry("class")] } },
     ];
     expect(declaredPlatformOf(registrations).map((declared) => declared.urn)).toEqual(["core", "gate", "class"]);
   });

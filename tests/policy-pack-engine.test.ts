@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/versions/catalog";
 import { offlineEngineScratch } from "./legacy-policy-pack";
 import { repoRoot } from "./stack-files";
+import { componentTypes } from "../infra/model/contract/component-types";
 
 /**
  * The policy pack inside the real Pulumi engine (CLI built by tools/toolchain): the engine
@@ -27,7 +28,7 @@ let env: NodeJS.ProcessEnv = {};
 const program = `
 const pulumi = require("@pulumi/pulumi");
 const bad = process.env.SMOKE_BAD === "1";
-new pulumi.ComponentResource("capi-fleet:management:ManagementCluster", "management", {
+new pulumi.ComponentResource("${componentTypes.managementCluster}", "management", {
   settings: { mode: "hetzner", k3sVersion: bad ? process.env.BAD_K3S : process.env.GOOD_K3S },
 });
 // Only in the violating run: a stand-in has no outputs, so the stack rules (which read outputs)

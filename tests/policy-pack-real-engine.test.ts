@@ -7,12 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadFleetConfig, loadStackConfig } from "../infra/config";
 import { planTenantUpgradesOrStop } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
-import { createShard, managementKubeconfigOutputName, readManagementStack } from "../infra/shard";
+import { createShard, readManagementStack } from "../infra/shard";
 import { catalog } from "../infra/model/versions/catalog";
 import { parseK3sVersion } from "../infra/model/versions/kubernetes-version";
-import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, type DeclaredResource } from "../infra/model/policy-facts";
-import { fleetPlatformOutputName, fleetTenantsOutputName, type FleetPlatform, type FleetTenant } from "../infra/model/config/shards";
-import { configKeys, parseFleetConfig, parseShardConfig } from "../infra/model/config/validate-fleet-config";
+import { type DeclaredResource } from "../infra/model/contract/policy-facts";
+import { type FleetPlatform, type FleetTenant } from "../infra/model/config/shards";
+import { configKeys } from "../infra/model/config/stack-config";
+import { parseFleetConfig, parseShardConfig } from "../infra/model/stack/validate-fleet-config";
 import { formatAmount, parsePriceTable } from "../infra/model/costs/price-table";
 import { stackCostOf } from "../infra/model/costs/stack-cost";
 import { priceTableVariable } from "../policies/lib/prices";
@@ -24,6 +25,8 @@ import { offlineEngineScratch } from "./legacy-policy-pack";
 import { engineViewOfRegistrations } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot, withKarpenterPool } from "./stack-files";
+import { componentOutputs, stackOutputs } from "../infra/model/contract/outputs";
+import { componentTypes } from "../infra/model/contract/component-types";
 
 /** scripts/preview-summary.mjs: the stack reports the workflows upload, and the PR comment made of them. */
 interface StackReport {
@@ -162,7 +165,7 @@ function find(registrations: Registration[], type: string, name?: (candidate: st
 function editDeclared(registrations: Registration[], child: Registration, edit: (props: Record<string, unknown>) => void): void {
   edit(child.inputs);
   const parent = registrations.find((registration) => registration.urn === child.parent);
-  const declared = parent?.outputs?.[declaredOutputName] as DeclaredResource[] | undefined;
+  const declared = parent?.outputs?.[componentOutputs.declared] as DeclaredResource[] | undefined;
   const entry = declared?.find((candidate) => candidate.urn === child.urn);
   expect(entry, `declared ${child.name}`).toBeDefined();
   edit(entry!.props);
@@ -258,8 +261,8 @@ async function managementRegistrations(fleetTenants: Record<string, FleetTenant>
 
 /** What the platform's components declared, as the management stack exports it in fleetPlatform (infra/fleet.ts). */
 function declaredPlatformOf(registrations: readonly Registration[]): DeclaredResource[] {
-  return ["capi-fleet:platform:ClusterApi", "capi-fleet:platform:Caren", "capi-fleet:tenants:HetznerClusterClass"].flatMap(
-    (type) => (registrations.find((registration) => registration.type === type)?.outputs?.[declaredOutputName] ?? []) as DeclaredResource[],
+  return [componentTypes.clusterApi, componentTypes.caren, componentTypes.hetznerClusterClass].flatMap(
+    (type) => (registrations.find((registration) => registration.type === type)?.outputs?.[componentOutputs.declared] ?? []) as DeclaredResource[],
   );
 }
 
@@ -315,7 +318,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
 
   it("dev with its pool sized by Karpenter (experimental) previews and passes the pack; with replicas pinned on that pool, the preview fails by autoscaled-pool-replicas-unpinned", async () => {
     const registrations = await registrationsOf("dev", {}, withKarpenterPool);
-    expect(registrations.map((registration) => registration.type)).toContain("capi-fleet:tenants:Karpenter");
+    expect(registrations.map((registration) => registration.type)).toContain(componentTypes.karpenter);
     const passing = await enginePreview("dev", registrations);
     expect(passing.findings, passing.output).toEqual([]);
     expect(passing.code, passing.output).toBe(0);
@@ -347,8 +350,8 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     // management-k3s-upgrade-path: the servers run a newer minor than the Plan asks for (a downgrade).
     const k3s = parseK3sVersion(catalog.k3s.version)!;
     deployed.outputs = {
-      [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" },
-      [deployedManagementK3sVersionOutputName]: `v${k3s.major}.${k3s.minor + 1}.0+k3s1`,
+      [stackOutputs.tenantVersions]: { payments: "v1.35.3", retired: "v1.34.6" },
+      [stackOutputs.managementK3sVersion]: `v${k3s.major}.${k3s.minor + 1}.0+k3s1`,
     };
     seedViolations(registrations);
     const engine = await enginePreview("prod", registrations);
@@ -384,8 +387,8 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     // The fleet in one stack, seeded as above.
     const single = await registrationsOf("prod");
     single.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = {
-      [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" },
-      [deployedManagementK3sVersionOutputName]: downgrade,
+      [stackOutputs.tenantVersions]: { payments: "v1.35.3", retired: "v1.34.6" },
+      [stackOutputs.managementK3sVersion]: downgrade,
     };
     const clusterVersion = (name: string) => ((find(single, resourceTypes.cluster, (candidate) => candidate.endsWith(name)).inputs as Props).spec!.topology as { version: string }).version;
     const versions = Object.fromEntries(Object.values(shardsOfProd).flat().map((name) => [name, clusterVersion(name)]));
@@ -401,13 +404,13 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     const management = await managementRegistrations(fleetTenants);
     // Its fleetPlatform export is what its components declared.
     expect(management.platform.declared).toEqual(declaredPlatformOf(management.registrations));
-    management.registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [deployedManagementK3sVersionOutputName]: downgrade };
+    management.registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [stackOutputs.managementK3sVersion]: downgrade };
     seedPlatformViolations(management.registrations, versions.analytics!);
     // The shards read the seeded platform, as the management stack would export it.
     const published = {
-      [fleetPlatformOutputName]: { ...management.platform, declared: declaredPlatformOf(management.registrations) },
-      [fleetTenantsOutputName]: fleetTenants,
-      [managementKubeconfigOutputName]: "# stand-in kubeconfig of the management cluster\n",
+      [stackOutputs.fleetPlatform]: { ...management.platform, declared: declaredPlatformOf(management.registrations) },
+      [stackOutputs.fleetTenants]: fleetTenants,
+      [stackOutputs.managementKubeconfig]: "# stand-in kubeconfig of the management cluster\n",
     };
     const findings: Finding[] = [];
     const reports = new Map<string, StackReport>();
@@ -419,7 +422,7 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
       expect(registrations.filter((registration) => registration.type === "hcloud:index/firewall:Firewall")).toHaveLength(shardsOfProd[stack]!.length);
       if (stack === "prod-shard-a") {
         // tenant-not-removed and tenant-upgrade-path: this shard deployed payments and "retired".
-        registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [deployedVersionsOutputName]: { payments: "v1.35.3", retired: "v1.34.6" } };
+        registrations.find((registration) => registration.type === resourceTypes.deployedState)!.outputs = { [stackOutputs.tenantVersions]: { payments: "v1.35.3", retired: "v1.34.6" } };
       }
       seedTenantViolations(registrations);
       const shardEngine = await enginePreview(stack, registrations, "prod");
@@ -460,9 +463,9 @@ describe("the policy pack in the real engine, on the fleet's resources behind an
     );
     const management = await managementRegistrations(fleetTenants);
     const published = {
-      [fleetPlatformOutputName]: management.platform,
-      [fleetTenantsOutputName]: fleetTenants,
-      [managementKubeconfigOutputName]: "# stand-in kubeconfig of the management cluster\n",
+      [stackOutputs.fleetPlatform]: management.platform,
+      [stackOutputs.fleetTenants]: fleetTenants,
+      [stackOutputs.managementKubeconfig]: "# stand-in kubeconfig of the management cluster\n",
     };
     const shard = await shardRegistrations("prod-shard-a", published);
     const before = process.env[priceTableVariable];

@@ -3,12 +3,12 @@ import path from "node:path";
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
 import { loadFleetConfig } from "../infra/config";
-import { managementK3sVersionOutputName, planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
+import { planTenantUpgradesOrStop, readDeployedState } from "../infra/deployed-state";
 import { createFleet } from "../infra/fleet";
 import { catalog } from "../infra/model/versions/catalog";
 import { intersectRanges, managementKubernetesConstraints } from "../infra/model/versions/compatibility";
 import { parseK3sVersion } from "../infra/model/versions/kubernetes-version";
-import type { FleetConfig } from "../infra/model/config/validate-fleet-config";
+import type { FleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { resourceTypes } from "../policies/lib/fleet-resources";
 import { allRules } from "../policies/rules";
 import { evaluate, type Violation } from "../policies/testing/harness";
@@ -16,6 +16,8 @@ import { settle } from "./fleet-run";
 import { engineViewOfRegistrations, type RunKind } from "./policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig, repoRoot, withKarpenterPool } from "./stack-files";
+import { stackOutputs } from "../infra/model/contract/outputs";
+import { componentTypes } from "../infra/model/contract/component-types";
 
 /**
  * The whole pack over the whole program: each stack's program runs under mocks (as
@@ -41,7 +43,7 @@ async function runProgram(stack: string, run: ProgramRun = {}): Promise<Registra
   );
   const registrations = await installRecordingMocks("capi-fleet", stack, false, {
     ...(run.deployed ? { tenantVersions } : {}),
-    ...(run.deployedK3s ? { [managementK3sVersionOutputName]: run.deployedK3s } : {}),
+    ...(run.deployedK3s ? { [stackOutputs.managementK3sVersion]: run.deployedK3s } : {}),
   });
   const { values, secretKeys } = readStackConfig(stack);
   run.edit?.(values);
@@ -135,9 +137,9 @@ describe("the policy pack over each stack's program", () => {
     it("validates, registers the tenant's Karpenter, and passes the pack", async () => {
       const registrations = await runProgram("dev", { edit: karpenterDev });
       const types = registrations.map((registration) => registration.type);
-      expect(types).toContain("capi-fleet:tenants:Karpenter");
+      expect(types).toContain(componentTypes.karpenter);
       expect(types).toContain("kubernetes:addons.cluster.x-k8s.io/v1beta2:ClusterResourceSet");
-      expect(types).not.toContain("capi-fleet:tenants:ClusterAutoscaler");
+      expect(types).not.toContain(componentTypes.clusterAutoscaler);
       expect(await evaluate(allRules, engineViewOfRegistrations(registrations), policyConfig("dev"))).toEqual([]);
     });
 

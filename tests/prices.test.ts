@@ -5,7 +5,6 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadBalancerTypes } from "../infra/model/config/fleet-config";
 import { pricingFieldsRead, pricingSource } from "../infra/model/costs/hcloud-pricing";
 import { parsePriceTable, priceTable, type PriceTable } from "../infra/model/costs/price-table";
 import { isUnrefreshed } from "../infra/model/costs/stack-cost";
@@ -13,6 +12,7 @@ import { catalog } from "../infra/model/versions/catalog";
 import { repoRoot } from "./stack-files";
 import { skipIfDeclared } from "./unverified";
 import { downloadModule } from "./upstream";
+import { loadBalancerTypes } from "../infra/model/facts/hetzner";
 
 // `npm run prices`: the price table from the Hetzner Cloud API's GET /v1/pricing, read as hcloud-go
 // decodes it. The live API cannot be reached from here, so the refresh runs against a stand-in HTTP

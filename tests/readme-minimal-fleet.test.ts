@@ -3,7 +3,8 @@ import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
 import { stackConfigFromFile } from "../infra/model/config/stack-file";
-import { FleetConfigError, parseFleetConfig } from "../infra/model/config/validate-fleet-config";
+import { FleetConfigError } from "../infra/model/config/stack-config";
+import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { repoRoot } from "./stack-files";
 
 // The README's "A minimal fleet" must be a stack file the program accepts: it goes through the

@@ -1,8 +1,9 @@
 import { rmSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import { catalog } from "../infra/model/versions/catalog";
-import { carenExtensionNames, carenSchemaProviders } from "../infra/model/platform/caren-extensions";
+import { carenExtensionNames } from "../infra/model/platform/caren-extensions";
 import { localServerCertificate } from "./script-harness";
+import { carenSchemaProviders } from "../infra/model/facts/caren";
 
 // A recording Runtime SDK extension that stands in for CAREN's *transport and names*, not for its
 // logic: it serves HTTPS on loopback, answers Discovery with exactly the handlers CAREN registers

@@ -7,10 +7,11 @@ import { catalog, type HelmChartPin } from "../../infra/model/versions/catalog";
 import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
-import type { DeclaredResource } from "../../infra/model/policy-facts";
+import type { DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Namespace CAREN's docs install it in; its webhooks and Service live here. */
 export const carenNamespace = platformNamespaces.caren;
@@ -90,7 +91,7 @@ export class Caren extends pulumi.ComponentResource {
   constructor(name: string, args: CarenArgs = {}, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
     const { releaseRecovery: _recovery, ...recorded } = args;
-    super("capi-fleet:platform:Caren", name, recorded, opts);
+    super(componentTypes.caren, name, recorded, opts);
     const pin = mirroredChart(catalog.caren.chart, args.mirrors);
     const values = args.mirrors?.images ? { ...carenValues, image: { repository: mirroredImage(catalog.caren.image, args.mirrors) } } : carenValues;
     this.extensionNames = carenExtensionNames(pin.version, pin.chart);

@@ -16,11 +16,12 @@ import {
 } from "../../infra/model/platform/cluster-api-providers";
 import { mirroredChart, mirroredImage, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
-import type { DeclaredResource } from "../../infra/model/policy-facts";
+import type { DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** API group and version of cluster-api-operator's provider resources. */
 
@@ -84,7 +85,7 @@ export class ClusterApi extends pulumi.ComponentResource {
   constructor(name: string, args: ClusterApiArgs, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs: never the token or a kubeconfig.
     const { githubToken: _token, managementKubeconfig: _kubeconfig, releaseRecovery: _recovery, ...recorded } = args;
-    super("capi-fleet:platform:ClusterApi", name, recorded, opts);
+    super(componentTypes.clusterApi, name, recorded, opts);
     const child = { parent: this };
     const first = { parent: this, dependsOn: upstreamOf(opts) };
     const timeoutSeconds = String(args.providerReadyTimeoutSeconds ?? 900);

@@ -5,6 +5,7 @@ import { clusterAutoscalerRbac, clusterAutoscalerValues, type ClusterAutoscalerT
 import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Arguments of {@link ClusterAutoscaler}. */
 export interface ClusterAutoscalerArgs {
@@ -28,7 +29,7 @@ export class ClusterAutoscaler extends pulumi.ComponentResource {
   public readonly release: k8s.helm.v3.Release;
 
   constructor(name: string, args: ClusterAutoscalerArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:tenants:ClusterAutoscaler", name, { target: args.target }, opts);
+    super(componentTypes.clusterAutoscaler, name, { target: args.target }, opts);
     const rbac = clusterAutoscalerRbac(args.target.namespace);
     // Pulumi does not pass the component's dependsOn (the kubeconfig Secret) to children.
     const upstream = upstreamOf(opts);

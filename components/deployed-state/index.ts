@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
-import { deployedManagementK3sVersionOutputName, deployedStateType, deployedVersionsOutputName } from "../../infra/model/policy-facts";
-import { peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import type { TenantUpgrade } from "../../infra/model/versions/tenant-upgrades";
+import { componentTypes } from "../../infra/model/contract/component-types";
+import { componentOutputs, stackOutputs } from "../../infra/model/contract/outputs";
 
 /** Arguments of {@link DeployedState}. */
 export interface DeployedStateArgs {
@@ -16,16 +16,16 @@ export interface DeployedStateArgs {
 /**
  * Publishes what each tenant and the management servers run, as the program read it from the
  * stack's last outputs, for the policy pack: the engine never shows stack rules the
- * StackReference the program reads it with (infra/model/policy-facts.ts). Creates nothing.
+ * StackReference the program reads it with (infra/model/contract/policy-facts.ts). Creates nothing.
  */
 export class DeployedState extends pulumi.ComponentResource {
   constructor(name: string, args: DeployedStateArgs, opts?: pulumi.ComponentResourceOptions) {
-    super(deployedStateType, name, {}, opts);
+    super(componentTypes.deployedState, name, {}, opts);
     const versions = Object.fromEntries(args.upgrades.flatMap((upgrade) => (upgrade.deployed === undefined ? [] : [[upgrade.tenant, upgrade.deployed]])));
     this.registerOutputs({
-      [deployedVersionsOutputName]: versions,
-      ...(args.managementK3sVersion === undefined ? {} : { [deployedManagementK3sVersionOutputName]: args.managementK3sVersion }),
-      ...(args.peerTenantVersions === undefined ? {} : { [peerTenantVersionsOutputName]: args.peerTenantVersions }),
+      [stackOutputs.tenantVersions]: versions,
+      ...(args.managementK3sVersion === undefined ? {} : { [stackOutputs.managementK3sVersion]: args.managementK3sVersion }),
+      ...(args.peerTenantVersions === undefined ? {} : { [componentOutputs.peerTenantVersions]: args.peerTenantVersions }),
     });
   }
 }

@@ -2,6 +2,7 @@ import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** The guard's program, relative to the repository root (the command's `dir`). */
 export const destroyGuardScript = "scripts/destroy-guard.mjs";
@@ -29,7 +30,7 @@ export class DestroyGuard extends pulumi.ComponentResource {
 
   constructor(name: string, args: DestroyGuardArgs, opts?: pulumi.ComponentResourceOptions) {
     // The kubeconfig never goes in as a recorded input.
-    super("capi-fleet:fleet:DestroyGuard", name, { classRef: args.classRef, declaredClusters: args.declaredClusters }, opts);
+    super(componentTypes.destroyGuard, name, { classRef: args.classRef, declaredClusters: args.declaredClusters }, opts);
     this.command = new command.local.Command(
       `${name}-foreign-clusters`,
       {

@@ -8,6 +8,7 @@ import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/pl
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Namespace of the operator and of the one FluxInstance. */
 export const fluxNamespace = platformNamespaces.flux;
@@ -62,7 +63,7 @@ export class Flux extends pulumi.ComponentResource {
   constructor(name: string, args: FluxArgs, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
     const { releaseRecovery: _recovery, ...recorded } = args;
-    super("capi-fleet:platform:Flux", name, recorded, opts);
+    super(componentTypes.flux, name, recorded, opts);
     const operator = pinnedRelease(`${name}-operator`, {
         pin: mirroredChart(catalog.flux.operatorChart, args.mirrors),
         namespace: fluxNamespace,

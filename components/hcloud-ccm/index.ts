@@ -6,6 +6,7 @@ import { mirroredChart, type Mirrors } from "../../infra/model/platform/mirrors"
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Arguments of {@link HcloudCloudControllerManager}. */
 export interface HcloudCloudControllerManagerArgs {
@@ -34,7 +35,7 @@ export class HcloudCloudControllerManager extends pulumi.ComponentResource {
 
   constructor(name: string, args: HcloudCloudControllerManagerArgs, opts?: pulumi.ComponentResourceOptions) {
     // Component args are recorded as inputs; the token must not be among them.
-    super("capi-fleet:platform:HcloudCloudControllerManager", name, {}, opts);
+    super(componentTypes.hcloudCloudControllerManager, name, {}, opts);
     const secret = new k8s.core.v1.Secret(
       `${name}-token`,
       {

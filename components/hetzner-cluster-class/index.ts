@@ -3,9 +3,10 @@ import * as pulumi from "@pulumi/pulumi";
 import type { CarenExtensionNames } from "../../infra/model/platform/caren-extensions";
 import type { Manifest } from "../../infra/model/platform/cluster-api-kinds";
 import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
-import type { DeclaredResource } from "../../infra/model/policy-facts";
+import type { DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Arguments of {@link HetznerClusterClass}. */
 export interface HetznerClusterClassArgs {
@@ -31,7 +32,7 @@ export class HetznerClusterClass extends pulumi.ComponentResource {
   public readonly declared: pulumi.Output<DeclaredResource[]>;
 
   constructor(name: string, args: HetznerClusterClassArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:tenants:HetznerClusterClass", name, {}, opts);
+    super(componentTypes.hetznerClusterClass, name, {}, opts);
     const manifests = hetznerClusterClassManifests({
       carenExtensionNames: args.carenExtensionNames,
       ...(args.kubernetesVersions ? { kubernetesVersions: args.kubernetesVersions } : {}),

@@ -3,9 +3,10 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
 import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
-import { k3sTargetOutputName, k3sUpgradesType } from "../../infra/model/policy-facts";
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
+import { componentOutputs } from "../../infra/model/contract/outputs";
 
 /** Arguments of {@link K3sUpgrades}. */
 export interface K3sUpgradesArgs {
@@ -37,7 +38,7 @@ export class K3sUpgrades extends pulumi.ComponentResource {
 
   constructor(name: string, args: K3sUpgradesArgs, opts?: pulumi.ComponentResourceOptions) {
     // Only the version goes in as a recorded input; the kubeconfig never does.
-    super(k3sUpgradesType, name, { k3sVersion: args.k3sVersion }, opts);
+    super(componentTypes.k3sUpgrades, name, { k3sVersion: args.k3sVersion }, opts);
     const manifestUrl = systemUpgradeControllerManifestUrl();
     this.installer = new command.local.Command(
       `${name}-install-controller`,
@@ -62,7 +63,7 @@ export class K3sUpgrades extends pulumi.ComponentResource {
       parent: this,
       dependsOn: [this.installer],
     });
-    // The policy pack's stack rules read the target here (infra/model/policy-facts.ts).
-    this.registerOutputs({ [k3sTargetOutputName]: args.k3sVersion });
+    // The policy pack's stack rules read the target here (infra/model/contract/policy-facts.ts).
+    this.registerOutputs({ [componentOutputs.k3sTarget]: args.k3sVersion });
   }
 }

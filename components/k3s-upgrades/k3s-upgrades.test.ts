@@ -4,6 +4,7 @@ import { systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstall
 import { parseK3sVersion } from "../../infra/model/versions/kubernetes-version";
 import { byType, one, runStack, useExistingCluster } from "../../tests/fleet-run";
 import type { Registration } from "../../tests/pulumi-mocks";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 const planType = "kubernetes:upgrade.cattle.io/v1:Plan";
 const current = parseK3sVersion(catalog.k3s.version)!;
@@ -80,7 +81,7 @@ describe("K3sUpgrades (hetzner mode)", () => {
   it("existing mode: no controller, no Plan, no managementK3sVersion", async () => {
     const { registrations, outputs } = await runStack("dev", useExistingCluster(`v${current.major}.${current.minor}.${current.patch}`));
     expect(byType(registrations, planType)).toEqual([]);
-    expect(byType(registrations, "capi-fleet:management:K3sUpgrades")).toEqual([]);
+    expect(byType(registrations, componentTypes.k3sUpgrades)).toEqual([]);
     expect(outputs.k3sUpgrades).toBeUndefined();
     expect(await new Promise((resolve) => outputs.managementK3sVersion.apply(resolve))).toBeUndefined();
   });

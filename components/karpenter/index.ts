@@ -4,6 +4,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { karpenterDeployment, karpenterManagementRbac, karpenterResourceSet, type KarpenterPool, type KarpenterTarget } from "../../infra/model/platform/karpenter";
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** The hand-over program, started through its stable entry point (deployed stacks keep the command line). */
 const handOverScript = "scripts/karpenter-hand-over.mjs";
@@ -33,7 +34,7 @@ export interface KarpenterArgs {
  */
 export class Karpenter extends pulumi.ComponentResource {
   constructor(name: string, args: KarpenterArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:tenants:Karpenter", name, { target: args.target }, opts);
+    super(componentTypes.karpenter, name, { target: args.target }, opts);
     const target = args.target;
     const upstream = upstreamOf(opts);
     const child = (dependsOn: pulumi.Resource[] = []) => ({ parent: this, dependsOn: [...upstream, ...dependsOn] });

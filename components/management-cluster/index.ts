@@ -3,7 +3,6 @@ import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { EtcdBackupSettings, ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/config/fleet-config";
-import { networkZoneOf } from "../../infra/model/config/fleet-config";
 import { buildKubeconfig } from "../../infra/model/management/kubeconfig";
 import { planManagementAddresses } from "./address-plan";
 import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/management/firewall-rules";
@@ -15,6 +14,8 @@ import { platformNamespaces } from "../../infra/model/platform/platform-namespac
 import { catalog } from "../../infra/model/versions/catalog";
 import { managementSshKeyName } from "./ssh-key";
 import { DeclaredFacts } from "../policy-facts";
+import { componentTypes } from "../../infra/model/contract/component-types";
+import { networkZoneOf } from "../../infra/model/facts/hetzner";
 
 export { planManagementAddresses } from "./address-plan";
 
@@ -89,7 +90,7 @@ export class ManagementCluster extends pulumi.ComponentResource {
   public readonly serverTypes: pulumi.Output<Record<string, string> | undefined>;
 
   constructor(name: string, args: ManagementClusterArgs, opts?: pulumi.ComponentResourceOptions) {
-    super("capi-fleet:management:ManagementCluster", name, args, opts);
+    super(componentTypes.managementCluster, name, args, opts);
     const built =
       args.settings.mode === "hetzner"
         ? createHetznerManagementCluster(name, args.fleetName, args.settings, args.hcloudProvider, this, args.etcdS3Credentials)

@@ -1,8 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { clusterClassNamespace } from "../../infra/model/platform/hetzner-cluster-class";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName, type FleetPlatform } from "../../infra/model/config/shards";
+import { type FleetPlatform } from "../../infra/model/config/shards";
 import { DeclaredFacts } from "../policy-facts";
+import { componentTypes } from "../../infra/model/contract/component-types";
+import { componentOutputs } from "../../infra/model/contract/outputs";
 
 /** Arguments of {@link ManagementReference}. */
 export interface ManagementReferenceArgs {
@@ -37,7 +39,7 @@ export class ManagementReference extends pulumi.ComponentResource {
   public readonly marker: k8s.core.v1.ConfigMap;
 
   constructor(name: string, args: ManagementReferenceArgs, opts?: pulumi.ComponentResourceOptions) {
-    super(managementReferenceType, name, { managementStack: args.managementStack }, opts);
+    super(componentTypes.managementReference, name, { managementStack: args.managementStack }, opts);
     const facts = new DeclaredFacts();
     const markerInputs = {
       metadata: {
@@ -51,8 +53,8 @@ export class ManagementReference extends pulumi.ComponentResource {
     this.marker = facts.add(new k8s.core.v1.ConfigMap(`${name}-marker`, markerInputs, { parent: this }), markerInputs);
     this.registerOutputs({
       managementStack: args.managementStack,
-      [importedOutputName]: args.platform.declared,
-      [peerTenantVersionsOutputName]: args.peerTenantVersions,
+      [componentOutputs.imported]: args.platform.declared,
+      [componentOutputs.peerTenantVersions]: args.peerTenantVersions,
       ...facts.outputs(),
     });
   }

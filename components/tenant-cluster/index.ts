@@ -25,6 +25,7 @@ import type { Mirrors } from "../../infra/model/platform/mirrors";
 import type { ReleaseRecovery } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** Scripts the command provider runs from the project root. */
 export const workloadKubeconfigScript = "scripts/workload-kubeconfig.mjs";
@@ -104,7 +105,7 @@ export class TenantCluster extends pulumi.ComponentResource {
 
   constructor(name: string, args: TenantClusterArgs, opts?: pulumi.ComponentResourceOptions) {
     // Component args become recorded inputs; only the settings go in, never the token.
-    super("capi-fleet:tenants:TenantCluster", name, { tenant: args.tenant }, opts);
+    super(componentTypes.tenantCluster, name, { tenant: args.tenant }, opts);
     const tenant = args.tenant;
     const child = (dependsOn: pulumi.Resource[]) => ({ parent: this, dependsOn });
     const facts = new DeclaredFacts();

@@ -1,7 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { declaredOutputName } from "../../infra/model/policy-facts";
 import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
-import { importedOutputName, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import { baselineFleet, deployedOutputs, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, engineViewOf, fixture, fixtureUrn, type FixtureResource } from "../testing/harness";
 import {
@@ -23,6 +21,7 @@ import {
   tenantOf,
   type LabelSelector,
 } from "./fleet-resources";
+import { componentOutputs } from "../../infra/model/contract/outputs";
 
 describe("parseGoBool (strconv.ParseBool)", () => {
   it.each([
@@ -245,10 +244,10 @@ describe("declaredView", () => {
     const fleet = cloneFixtures(baselineFleet());
     const clusterUrn = fixtureUrn(fixture(fleet, "cluster-payments"));
     const component = fixture(fleet, "tenant-payments").outputs!;
-    const declared = (component[declaredOutputName] as { urn: string }[]).filter((entry) => entry.urn !== clusterUrn);
-    component[declaredOutputName] = [null, "text", [clusterUrn], ...declared];
+    const declared = (component[componentOutputs.declared] as { urn: string }[]).filter((entry) => entry.urn !== clusterUrn);
+    component[componentOutputs.declared] = [null, "text", [clusterUrn], ...declared];
     // A custom resource whose live outputs happen to hold a `declared` list declares nothing.
-    fixture(fleet, "cluster-edge").props[declaredOutputName] = [{ urn: clusterUrn, props: { forged: true } }];
+    fixture(fleet, "cluster-edge").props[componentOutputs.declared] = [{ urn: clusterUrn, props: { forged: true } }];
     const afterUp = engineViewOf(fleet).forStackRules.map((resource) => (resource.type.startsWith("kubernetes:") ? { ...resource, props: fixture(fleet, resource.name).props } : resource));
     const view = declaredView(afterUp);
     expect(view.find((resource) => resource.name === "cluster-payments")!.props).toEqual({});
@@ -258,8 +257,8 @@ describe("declaredView", () => {
   it("leaves an object no component declared empty, even when the engine shows its own props (as after `up`)", () => {
     const fleet = cloneFixtures(baselineFleet());
     const component = fixture(fleet, "tenant-payments").outputs!;
-    component[declaredOutputName] = (component[declaredOutputName] as { urn: string }[]).filter((entry) => !entry.urn.endsWith("::cluster-payments"));
-    fixture(fleet, "tenant-edge").outputs![declaredOutputName] = { urn: "not a list", props: {} };
+    component[componentOutputs.declared] = (component[componentOutputs.declared] as { urn: string }[]).filter((entry) => !entry.urn.endsWith("::cluster-payments"));
+    fixture(fleet, "tenant-edge").outputs![componentOutputs.declared] = { urn: "not a list", props: {} };
     // After `up` the engine shows a custom resource's live outputs: here, its own props.
     const afterUp = engineViewOf(fleet).forStackRules.map((resource) => (resource.type.startsWith("kubernetes:") ? { ...resource, props: fixture(fleet, resource.name).props } : resource));
     const view = declaredView(afterUp);
@@ -307,11 +306,11 @@ describe("declaredView in a shard stack (docs/architecture.md, Scaling out)", ()
     const fleet = shardFleet();
     const reference = fixture(fleet, "management").outputs!;
     const marker = fixture(fleet, "shard-marker");
-    reference[importedOutputName] = [{ urn: fixtureUrn(marker), props: { forged: true } }, { props: {} }, "text", ...(reference[importedOutputName] as unknown[])];
+    reference[componentOutputs.imported] = [{ urn: fixtureUrn(marker), props: { forged: true } }, { props: {} }, "text", ...(reference[componentOutputs.imported] as unknown[])];
     const view = viewOf(fleet);
     expect(view.filter((resource) => resource.urn === fixtureUrn(marker))).toHaveLength(1);
     expect(view.find((resource) => resource.urn === fixtureUrn(marker))!.props).toEqual(marker.props);
-    reference[importedOutputName] = "not a list";
+    reference[componentOutputs.imported] = "not a list";
     expect(viewOf(fleet).filter(isImported)).toEqual([]);
   });
 
@@ -321,9 +320,9 @@ describe("declaredView in a shard stack (docs/architecture.md, Scaling out)", ()
 
   it("reads the other stacks' tenant versions from the fleet's components only", () => {
     const fleet = shardFleet({ analytics: "v1.36.1", broken: 3 as unknown as string });
-    fixture(fleet, "cluster-edge").props[peerTenantVersionsOutputName] = { forged: "v1.99.0" };
+    fixture(fleet, "cluster-edge").props[componentOutputs.peerTenantVersions] = { forged: "v1.99.0" };
     const deployed = fixture(fleet, "deployed-state");
-    deployed.outputs = { ...deployed.outputs, [peerTenantVersionsOutputName]: { other: "v1.30.0" } };
+    deployed.outputs = { ...deployed.outputs, [componentOutputs.peerTenantVersions]: { other: "v1.30.0" } };
     expect([...peerTenantVersions(viewOf(fleet))]).toEqual([
       ["analytics", "v1.36.1"],
       ["other", "v1.30.0"],

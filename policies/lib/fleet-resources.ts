@@ -2,17 +2,9 @@ import type { PolicyResource } from "@pulumi/policy";
 import { catalog } from "../../infra/model/versions/catalog";
 import { apiVersions, kubernetesTypeToken } from "../../infra/model/platform/cluster-api-kinds";
 import { classVariables } from "../../infra/model/platform/hetzner-cluster-class";
-import {
-  declaredOutputName,
-  deployedManagementK3sVersionOutputName,
-  deployedStateType,
-  deployedVersionsOutputName,
-  fleetComponentPrefix,
-  k3sTargetOutputName,
-  k3sUpgradesType,
-} from "../../infra/model/policy-facts";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import { tenantLabels } from "../../infra/model/tenant/tenant-cluster";
+import { componentOutputs, stackOutputs } from "../../infra/model/contract/outputs";
+import { componentTypes, fleetComponentPrefix } from "../../infra/model/contract/component-types";
 
 /**
  * How the rules find the fleet's objects among the resources the engine shows them, and
@@ -30,9 +22,9 @@ export const resourceTypes = {
   extensionConfigPatch: kubernetesTypeToken(apiVersions.extensionConfig, "ExtensionConfigPatch"),
   helmRelease: "kubernetes:helm.sh/v3:Release",
   localCommand: "command:local:Command",
-  managementCluster: "capi-fleet:management:ManagementCluster",
-  deployedState: deployedStateType,
-  k3sUpgrades: k3sUpgradesType,
+  managementCluster: componentTypes.managementCluster,
+  deployedState: componentTypes.deployedState,
+  k3sUpgrades: componentTypes.k3sUpgrades,
   hcloudServer: "hcloud:index/server:Server",
   hcloudLoadBalancer: "hcloud:index/loadBalancer:LoadBalancer",
   hcloudFirewall: "hcloud:index/firewall:Firewall",
@@ -166,7 +158,7 @@ export function installedVersions(resources: readonly PolicyResource[]): Install
 export function deployedTenantVersions(resources: readonly PolicyResource[]): ReadonlyMap<string, string> {
   const deployed = new Map<string, string>();
   for (const state of ofType(resources, resourceTypes.deployedState)) {
-    for (const [tenant, version] of Object.entries(stringRecord(state.props[deployedVersionsOutputName]))) {
+    for (const [tenant, version] of Object.entries(stringRecord(state.props[stackOutputs.tenantVersions]))) {
       deployed.set(tenant, version);
     }
   }
@@ -180,7 +172,7 @@ export function deployedTenantVersions(resources: readonly PolicyResource[]): Re
  */
 export function deployedManagementK3sVersion(resources: readonly PolicyResource[]): string | undefined {
   for (const state of ofType(resources, resourceTypes.deployedState)) {
-    const version = text(state.props[deployedManagementK3sVersionOutputName]);
+    const version = text(state.props[stackOutputs.managementK3sVersion]);
     if (version !== undefined) return version;
   }
   return undefined;
@@ -189,7 +181,7 @@ export function deployedManagementK3sVersion(resources: readonly PolicyResource[
 /** The k3s release each K3sUpgrades component's Plan asks for, with the component (`hetzner` mode only). */
 export function k3sUpgradeTargets(resources: readonly PolicyResource[]): { resource: PolicyResource; version: string }[] {
   return ofType(resources, resourceTypes.k3sUpgrades).flatMap((resource) => {
-    const version = text(resource.props[k3sTargetOutputName]);
+    const version = text(resource.props[componentOutputs.k3sTarget]);
     return version === undefined ? [] : [{ resource, version }];
   });
 }
@@ -242,7 +234,7 @@ function typeAndNameOf(urn: string): { type: string; name: string } {
  * depends on them: the shard's stack rules see the platform as if it were in the stack.
  */
 function importedFrom(reference: PolicyResource): PolicyResource[] {
-  const entries: unknown = reference.props[importedOutputName];
+  const entries: unknown = reference.props[componentOutputs.imported];
   return (Array.isArray(entries) ? entries.map(record) : []).flatMap((entry) => {
     if (typeof entry.urn !== "string") return [];
     const resource: PolicyResource = {
@@ -267,13 +259,13 @@ function importedFrom(reference: PolicyResource): PolicyResource[] {
  * declared, and the fleet's components keep their outputs. A custom resource's own outputs
  * are never read: they are empty on a fresh stack's preview (its provider is unknown) and the
  * live object after `up`, so reading them would make a verdict depend on the kind of run
- * (infra/model/policy-facts.ts). Dependencies and parents point into the same view. In a shard
+ * (infra/model/contract/policy-facts.ts). Dependencies and parents point into the same view. In a shard
  * stack, the management stack's platform is imported (see {@link importedFrom}).
  */
 export function declaredView(resources: readonly PolicyResource[]): PolicyResource[] {
   const declared = new Map<string, Props>();
   for (const component of resources.filter(isFleetComponent)) {
-    const entries: unknown = component.props[declaredOutputName];
+    const entries: unknown = component.props[componentOutputs.declared];
     // Stryker disable next-line ArrayDeclaration: equivalent, a filler entry has no urn and declares nothing
     for (const entry of Array.isArray(entries) ? entries.map(record) : []) {
       // Stryker disable next-line ConditionalExpression: equivalent as `true`, a non-string urn matches no resource (URNs are strings)
@@ -292,7 +284,7 @@ export function declaredView(resources: readonly PolicyResource[]): PolicyResour
   }
   const imported: PolicyResource[] = [];
   // Only shard stacks register one (tests/policy-pack.test.ts checks resourceTypes against prod).
-  for (const reference of ofType([...views.values()], managementReferenceType)) {
+  for (const reference of ofType([...views.values()], componentTypes.managementReference)) {
     const platform = importedFrom(reference);
     imported.push(...platform.filter((resource) => !views.has(resource.urn)));
     for (const view of views.values()) {
@@ -310,7 +302,7 @@ export function declaredView(resources: readonly PolicyResource[]): PolicyResour
 export function peerTenantVersions(resources: readonly PolicyResource[]): ReadonlyMap<string, string> {
   const peers = new Map<string, string>();
   for (const component of resources.filter(isFleetComponent)) {
-    for (const [tenant, version] of Object.entries(stringRecord(component.props[peerTenantVersionsOutputName]))) peers.set(tenant, version);
+    for (const [tenant, version] of Object.entries(stringRecord(component.props[componentOutputs.peerTenantVersions]))) peers.set(tenant, version);
   }
   return peers;
 }

@@ -7,7 +7,7 @@ import { clustersIn, record } from "../lib/fleet-resources";
  * An autoscaled pool (the cluster autoscaler's or Karpenter's) must not pin replicas: CAPI's
  * topology controller sets a MachineDeployment's replicas from the topology whenever the topology
  * has them, undoing every scale the autoscaler makes. The config validation refuses both together; this catches a Cluster that bypassed it.
- * A stack rule over what the TenantCluster declared (infra/model/policy-facts.ts).
+ * A stack rule over what the TenantCluster declared (infra/model/contract/policy-facts.ts).
  */
 export const autoscaledPoolReplicasUnpinned = stackRule({
   name: "autoscaled-pool-replicas-unpinned",

@@ -3,7 +3,7 @@ import { declaredKinds, isUndeclared } from "../lib/fleet-resources";
 
 /**
  * The stack rules read the fleet's Kubernetes objects through what the fleet's components
- * declared for them (infra/model/policy-facts.ts): the engine shows stack rules only outputs,
+ * declared for them (infra/model/contract/policy-facts.ts): the engine shows stack rules only outputs,
  * which are empty on a fresh stack. An object of a kind those rules read that no fleet component
  * declared would pass every stack rule unseen, so it is a violation of its own.
  */

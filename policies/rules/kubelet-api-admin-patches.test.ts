@@ -1,14 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { importedOutputName } from "../../infra/model/config/shards";
 import { baselineFleet, shardFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { kubeletApiAdminPatches as rule } from "./kubelet-api-admin-patches";
+import { componentOutputs } from "../../infra/model/contract/outputs";
 
 const baseline = baselineFleet();
 
 /** The imported props of a platform fixture in a shard stack (what the management stack declared). */
 function imported(fleet: ReturnType<typeof shardFleet>, name: string): Record<string, unknown> {
-  const entries = fixture(fleet, "management").outputs![importedOutputName] as { urn: string; props: Record<string, unknown> }[];
+  const entries = fixture(fleet, "management").outputs![componentOutputs.imported] as { urn: string; props: Record<string, unknown> }[];
   return entries.find((entry) => entry.urn.endsWith(`::${name}`))!.props;
 }
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { loadBalancerGcAnnotation } from "../../infra/model/platform/caren-extensions";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { at, cloneFixtures, evaluate, fixture } from "../testing/harness";
 import { lbGcAnnotationBoolean as rule } from "./lb-gc-annotation-boolean";
+import { loadBalancerGcAnnotation } from "../../infra/model/facts/caren";
 
 const baseline = baselineFleet();
 

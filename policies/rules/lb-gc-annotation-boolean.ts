@@ -1,6 +1,6 @@
-import { loadBalancerGcAnnotation } from "../../infra/model/platform/caren-extensions";
 import { resourceRule } from "../lib/define";
 import { clusterView, parseGoBool, resourceTypes } from "../lib/fleet-resources";
+import { loadBalancerGcAnnotation } from "../../infra/model/facts/caren";
 
 /** CAREN parses the opt-out with strconv.ParseBool; anything else fails its delete hook. */
 export const lbGcAnnotationBoolean = resourceRule({

@@ -1,6 +1,6 @@
-import { loadBalancerGcAnnotation } from "../../infra/model/platform/caren-extensions";
 import { resourceRule } from "../lib/define";
 import { clusterView, isExempt, parseGoBool, resourceTypes } from "../lib/fleet-resources";
+import { loadBalancerGcAnnotation } from "../../infra/model/facts/caren";
 
 /**
  * CAREN deletes a tenant's LoadBalancer Services before its Cluster goes away;

@@ -6,10 +6,10 @@ import { managementFirewallRules } from "../../infra/model/management/firewall-r
 import { hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
 import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
 import { readStackConfig } from "../../tests/stack-files";
-import { declaredOutputName, deployedManagementK3sVersionOutputName, deployedVersionsOutputName, k3sTargetOutputName } from "../../infra/model/policy-facts";
-import { importedOutputName, managementReferenceType, peerTenantVersionsOutputName } from "../../infra/model/config/shards";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
+import { componentOutputs, stackOutputs } from "../../infra/model/contract/outputs";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** The prod stack's tenants, parsed with the program's schema. */
 export function prodTenants(): TenantClusterSettings[] {
@@ -25,7 +25,7 @@ export function prodTenants(): TenantClusterSettings[] {
  */
 function declaringComponent(type: string, name: string, children: FixtureResource[], props: Record<string, unknown> = {}): FixtureResource[] {
   for (const child of children) child.parent = name;
-  return [{ type, name, props, outputs: { [declaredOutputName]: children.map((child) => ({ urn: fixtureUrn(child), props: child.props })) } }, ...children];
+  return [{ type, name, props, outputs: { [componentOutputs.declared]: children.map((child) => ({ urn: fixtureUrn(child), props: child.props })) } }, ...children];
 }
 
 /**
@@ -50,7 +50,7 @@ export function baselineFleet(): FixtureResource[] {
     props: { metadata: { name: provider.name, namespace: provider.namespace }, spec: { version: provider.version } },
   }));
   const tenants = prodTenants().flatMap((tenant): FixtureResource[] =>
-    declaringComponent("capi-fleet:tenants:TenantCluster", `tenant-${tenant.name}`, [
+    declaringComponent(componentTypes.tenantCluster, `tenant-${tenant.name}`, [
       { type: resourceTypes.cluster, name: `cluster-${tenant.name}`, props: tenantClusterManifest(tenant) as unknown as Record<string, unknown>, dependsOn: ["cluster-class", "caren-ready"] },
       { type: resourceTypes.helmChartProxy, name: `ccm-${tenant.name}`, props: hcloudCcmProxy(tenant) as unknown as Record<string, unknown> },
       { type: resourceTypes.helmChartProxy, name: `csi-${tenant.name}`, props: hcloudCsiProxy(tenant) as unknown as Record<string, unknown> },
@@ -58,7 +58,7 @@ export function baselineFleet(): FixtureResource[] {
     ]),
   );
   return [
-    { type: resourceTypes.k3sUpgrades, name: "k3s-upgrades", props: {}, outputs: { [k3sTargetOutputName]: catalog.k3s.version } },
+    { type: resourceTypes.k3sUpgrades, name: "k3s-upgrades", props: {}, outputs: { [componentOutputs.k3sTarget]: catalog.k3s.version } },
     ...declaringComponent(resourceTypes.managementCluster, "management", [
       {
         type: resourceTypes.hcloudServer,
@@ -72,12 +72,12 @@ export function baselineFleet(): FixtureResource[] {
       name: "firewall",
       props: { name: "capi-fleet-prod-mgmt", rules: managementFirewallRules(["203.0.113.0/28", "2001:db8:1::/48"], "10.0.0.0/16").map((rule) => ({ ...rule, sourceIps: [...rule.sourceIps] })) },
     },
-    ...declaringComponent("capi-fleet:platform:ClusterApi", "cluster-api", providers),
-    ...declaringComponent("capi-fleet:platform:Caren", "caren", [
+    ...declaringComponent(componentTypes.clusterApi, "cluster-api", providers),
+    ...declaringComponent(componentTypes.caren, "caren", [
       { type: resourceTypes.helmRelease, name: "caren-release", props: { chart: catalog.caren.chart.chart, version: catalog.caren.chart.version } },
       { type: resourceTypes.extensionConfigPatch, name: "caren-ready", props: { metadata: { name: carenExtensionNames().extensionConfig } }, dependsOn: ["caren-release"] },
     ]),
-    ...declaringComponent("capi-fleet:tenants:HetznerClusterClass", "hetzner-cluster-class", [
+    ...declaringComponent(componentTypes.hetznerClusterClass, "hetzner-cluster-class", [
       { type: resourceTypes.clusterClass, name: "cluster-class", props: manifests.clusterClass as unknown as Record<string, unknown>, dependsOn: ["caren-ready"] },
     ]),
     { type: resourceTypes.deployedState, name: "deployed-state", props: {}, outputs: deployedOutputs({}) },
@@ -90,7 +90,7 @@ export function baselineFleet(): FixtureResource[] {
  * them), and the management servers this k3s release when given.
  */
 export function deployedOutputs(versions: Record<string, string>, managementK3sVersion?: string): Record<string, unknown> {
-  return { [deployedVersionsOutputName]: versions, ...(managementK3sVersion === undefined ? {} : { [deployedManagementK3sVersionOutputName]: managementK3sVersion }) };
+  return { [stackOutputs.tenantVersions]: versions, ...(managementK3sVersion === undefined ? {} : { [stackOutputs.managementK3sVersion]: managementK3sVersion }) };
 }
 
 /** Fixtures of the platform: what a management stack declares and its shards import. */
@@ -106,8 +106,8 @@ const platformFixtures = ["cluster-api", "core-provider", "hetzner-provider", "c
 export function shardFleet(peers: Record<string, string> = {}): FixtureResource[] {
   const fleet = baselineFleet();
   const platformDeclared = fleet
-    .filter((resource) => platformFixtures.includes(resource.name) && resource.outputs?.[declaredOutputName] !== undefined)
-    .flatMap((resource) => resource.outputs?.[declaredOutputName] as unknown[]);
+    .filter((resource) => platformFixtures.includes(resource.name) && resource.outputs?.[componentOutputs.declared] !== undefined)
+    .flatMap((resource) => resource.outputs?.[componentOutputs.declared] as unknown[]);
   const managementOnly = new Set([...platformFixtures, "management", "k3s-upgrades", "server-1", "api-lb", "firewall"]);
   const tenants = fleet
     .filter((resource) => !managementOnly.has(resource.name) && !platformFixtures.includes(resource.parent ?? ""))
@@ -116,10 +116,10 @@ export function shardFleet(peers: Record<string, string> = {}): FixtureResource[
   const marker: FixtureResource = { type: "kubernetes:core/v1:ConfigMap", name: "shard-marker", props: markerProps, parent: "management" };
   return [
     {
-      type: managementReferenceType,
+      type: componentTypes.managementReference,
       name: "management",
       props: {},
-      outputs: { [importedOutputName]: platformDeclared, [peerTenantVersionsOutputName]: peers, [declaredOutputName]: [{ urn: fixtureUrn(marker), props: markerProps }] },
+      outputs: { [componentOutputs.imported]: platformDeclared, [componentOutputs.peerTenantVersions]: peers, [componentOutputs.declared]: [{ urn: fixtureUrn(marker), props: markerProps }] },
     },
     marker,
     ...tenants,

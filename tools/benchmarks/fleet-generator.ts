@@ -1,9 +1,9 @@
 // Synthetic fleets for `npm run bench`: the prod stack's config with its tenants replaced by
 // N generated ones, so the benchmark runs the real program and the real validation.
 import { catalog } from "../../infra/model/versions/catalog";
-import type { HetznerLocation } from "../../infra/model/config/fleet-config";
 import { tenantsPerStack } from "../../infra/model/config/shards";
-import { configKeys } from "../../infra/model/config/validate-fleet-config";
+import { configKeys } from "../../infra/model/config/stack-config";
+import { HetznerLocation } from "../../infra/model/facts/hetzner";
 
 /** A stack's config as the Pulumi runtime hands it to the program (tests/stack-files.ts's shape). */
 export interface GeneratedRuntimeConfig {

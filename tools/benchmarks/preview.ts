@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { parse, stringify } from "yaml";
-import { configKeys } from "../../infra/model/config/validate-fleet-config";
+import { configKeys } from "../../infra/model/config/stack-config";
 import { generatedTenants } from "./fleet-generator";
 import { startPluginSampler, type PluginPeak } from "./plugin-sampler";
 import { parsePolicyViolations, policyShare, standInLabel, standInScratch, writeStandInPlan, type ViolationCounts } from "./stand-in";

@@ -7,12 +7,14 @@ import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "nod
 import path from "node:path";
 import { parse, stringify } from "yaml";
 import type { FleetPlatform } from "../../infra/model/config/shards";
-import { configKeys } from "../../infra/model/config/validate-fleet-config";
-import { declaredOutputName, type DeclaredResource } from "../../infra/model/policy-facts";
+import { configKeys } from "../../infra/model/config/stack-config";
+import { type DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { generatedTenants } from "./fleet-generator";
 import type { PluginPeak } from "./plugin-sampler";
 import type { DumpedRegistration } from "./program-run";
 import { generatedStackFile, policyPackFor, policyReport, previewEnvironment, previewPreflight, runCommand, sampledPreview, tail, temporaryProject } from "./preview";
+import { componentOutputs } from "../../infra/model/contract/outputs";
+import { componentTypes } from "../../infra/model/contract/component-types";
 
 /** One stack's preview with the pack. */
 export interface ScaleStackRow {
@@ -44,8 +46,8 @@ export const scaleMethod =
 
 /** The platform components' `declared` outputs in a registration dump, as the management stack exports them (infra/fleet.ts). */
 export function declaredPlatformOf(registrations: readonly DumpedRegistration[]): DeclaredResource[] {
-  return ["capi-fleet:platform:ClusterApi", "capi-fleet:platform:Caren", "capi-fleet:tenants:HetznerClusterClass"].flatMap(
-    (type) => (registrations.find((registration) => registration.type === type)?.outputs?.[declaredOutputName] ?? []) as DeclaredResource[],
+  return [componentTypes.clusterApi, componentTypes.caren, componentTypes.hetznerClusterClass].flatMap(
+    (type) => (registrations.find((registration) => registration.type === type)?.outputs?.[componentOutputs.declared] ?? []) as DeclaredResource[],
   );
 }
 

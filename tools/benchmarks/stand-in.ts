@@ -4,10 +4,11 @@
 // No provider plugins run, so provider time is absent and the policy share is an upper bound.
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { declaredOutputName, type DeclaredResource } from "../../infra/model/policy-facts";
+import { type DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { linkLegacyPolicyPack } from "../../tests/legacy-policy-pack";
 import type { DumpedRegistration } from "./program-run";
 import { median } from "./stats";
+import { componentOutputs } from "../../infra/model/contract/outputs";
 
 export const standInLabel =
   "real engine, stand-in program: the fleet's registered resources as components (same type tokens, inputs, dependencies); " +
@@ -99,7 +100,7 @@ export function standInPlan(registrations: readonly DumpedRegistration[]): Stand
   for (const registration of registrations) {
     const entry = entries[indexByUrn.get(registration.urn) ?? -1];
     if (!entry || registration.outputs === undefined) continue;
-    const { [declaredOutputName]: declared, ...other } = registration.outputs;
+    const { [componentOutputs.declared]: declared, ...other } = registration.outputs;
     const children = Array.isArray(declared) ? (declared as DeclaredResource[]) : [];
     entry.outputs = {
       other,

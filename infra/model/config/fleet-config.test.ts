@@ -3,9 +3,10 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../versions/catalog";
 import { describeConstraints, intersectRanges, managementKubernetesConstraints } from "../versions/compatibility";
 import { cronDescriptors } from "./cron";
-import { allowedKeysFromMessage, fleetConfigSchema, hetznerLocations, overlappingRange, sshKeyTypes, sshPublicKeyProblem } from "./fleet-config";
+import { allowedKeysFromMessage, fleetConfigSchema, overlappingRange, sshKeyTypes, sshPublicKeyProblem } from "./fleet-config";
 import { describeRange } from "../versions/kubernetes-version";
-import { formatPath } from "./validate-fleet-config";
+import { formatPath } from "../stack/validate-fleet-config";
+import { hetznerLocations } from "../facts/hetzner";
 
 // The field-level checks of the stack config schema, on the schema itself: each case changes one
 // field of a valid fleet and expects a problem at that field's key path (or none). The allowed

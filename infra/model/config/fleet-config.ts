@@ -1,6 +1,5 @@
 import { isIP } from "node:net";
 import { z } from "zod";
-import { carenPreflightChecks, carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../platform/caren-extensions";
 import { catalog } from "../versions/catalog";
 import { parseCidr } from "./cidr";
 import type { MinorRange } from "../versions/catalog";
@@ -8,6 +7,8 @@ import { describeConstraints, intersectRanges, managementKubernetesConstraints, 
 import { cronScheduleProblem } from "./cron";
 import { describeRange, isMinorInRange, parseK3sVersion, parseKubernetesVersion } from "../versions/kubernetes-version";
 import { formatValue } from "./text";
+import { hetznerLocations, loadBalancerTypes } from "../facts/hetzner";
+import { carenPreflightChecks, carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../facts/caren";
 
 /**
  * Field-level schema of the fleet's stack config (`stacks/Pulumi.<stack>.yaml`).
@@ -18,29 +19,14 @@ import { formatValue } from "./text";
  * Cross-field rules (unique names, overlapping CIDRs, secrets) live there too.
  */
 
-export type HetznerLocation = keyof typeof catalog.hcloud.networkZoneOfLocation;
-
-/** The network zone of each location; an hcloud Network subnet lives in exactly one. */
-export const networkZoneOf: Readonly<Record<HetznerLocation, string>> = catalog.hcloud.networkZoneOfLocation;
-
-/** Hetzner Cloud locations CAPH accepts (also the CAPH failure domains). */
-export const hetznerLocations = Object.keys(networkZoneOf) as [HetznerLocation, ...HetznerLocation[]];
-
 /**
  * The management cluster's in-cluster networks: k3s' defaults, written out so k3s and the
  * overlap check with management.network.cidr use one value.
  */
 export const k3sClusterNetworks = { pods: "10.42.0.0/16", services: "10.43.0.0/16" } as const;
 
-export const loadBalancerTypes = ["lb11", "lb21", "lb31"] as const;
 export const cniStrategies = ["HelmAddon", "ClusterResourceSet"] as const;
 export const reclaimPolicies = ["Delete", "Retain"] as const;
-
-/**
- * Hetzner puts at most 10 servers in a spread placement group; a rolling update adds one
- * surge server, so a pool in its own group may have at most 9 replicas.
- */
-export const placementGroupServerLimit = 10;
 
 const allowedKeysPrefix = "allowed keys: ";
 

@@ -1,7 +1,9 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../../tests/stack-files";
-import { FleetConfigError, githubTokenProblem, parseFleetConfig, type FleetConfig, type StackConfigInput } from "./validate-fleet-config";
+import { FleetConfigError, type StackConfigInput } from "./stack-config";
+import { githubTokenProblem } from "./secret-reader";
+import { parseFleetConfig, type FleetConfig } from "../stack/validate-fleet-config";
 
 // The optional `githubToken` secret: validated like the other secrets, before anything is registered.
 

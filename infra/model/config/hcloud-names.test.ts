@@ -1,8 +1,8 @@
 // Warnings, not problems, for server types and images outside the catalog's lists (hcloud-names.ts).
 import { describe, expect, it } from "vitest";
 import { catalog } from "../versions/catalog";
-import { baseline, existingMode, pool0, toInput } from "./fleet-config-fixtures";
-import { parseFleetConfig } from "./validate-fleet-config";
+import { baseline, existingMode, pool0, toInput } from "../../../tests/support/fleet-config-fixtures";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 describe("parseFleetConfig", () => {
   it("warns, without refusing, about server types and images this release does not know", () => {

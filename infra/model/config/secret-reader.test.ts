@@ -17,9 +17,11 @@ import {
   withSecrets,
   type BadInput,
   type RawFleet,
-} from "./fleet-config-fixtures";
+} from "../../../tests/support/fleet-config-fixtures";
 import { hcloudTokenProblem, objectStorageKeyProblem, pemCertificateProblem } from "./secret-reader";
-import { configKeys, parseFleetConfig, type HetznerManagement } from "./validate-fleet-config";
+import { configKeys } from "./stack-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
+import { type HetznerManagement } from "../management/validate-management";
 
 /** Tenant tokens and the management token: missing, malformed, for no tenant, stored in plain text. */
 const badInputs: BadInput[] = [

@@ -1,6 +1,5 @@
 // The secret config keys: read, format-checked and wrapped as SecretValue, each reported with
 // the `pulumi config set --secret` line that fixes it.
-import { registryCredentialNames } from "../tenant/caren-cluster-config";
 import type { TenantSettings } from "./fleet-config";
 import { SecretValue } from "./secret";
 import { configKeys, decode, placeholderSecretPrefix, projectName, secretKeys, type ConfigProblem, type StackConfigInput } from "./stack-config";
@@ -221,6 +220,12 @@ export class SecretReader {
     }
     return new SecretValue(value);
   }
+}
+
+/** Names of the registry credentials the tenant references, each once. */
+export function registryCredentialNames(tenant: Pick<TenantSettings, "imageRegistries" | "globalImageRegistryMirror">): string[] {
+  const names = [...(tenant.imageRegistries ?? []).map((registry) => registry.credentials), tenant.globalImageRegistryMirror?.credentials];
+  return [...new Set(names.filter((name): name is string => name !== undefined))];
 }
 
 /** S3 keys are printable ASCII without spaces; Hetzner's are 20 and 40 characters. */

@@ -1,7 +1,7 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { fakeHcloudToken, readStackConfig } from "../../../tests/stack-files";
-import { parseFleetConfig } from "./validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 // The secrets of a committed stack's validated config, the object the program passes around:
 // every way it can end up as text (logs, JSON outputs, error messages) shows a marker, never a

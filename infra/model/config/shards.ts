@@ -11,23 +11,9 @@
  * A Terraform-bridged hcloud plugin holds the whole provider schema, so a stack's plugin memory
  * grows by one hcloud process per tenant (docs/performance.md, *Scale*).
  */
-import type { Mirrors } from "../platform/mirrors";
-import type { DeclaredResource } from "../policy-facts";
-
-/** The management stack's output that shard stacks read the platform from. */
-export const fleetPlatformOutputName = "fleetPlatform";
-
-/** The management stack's output naming every tenant of the fleet, by stack. */
-export const fleetTenantsOutputName = "fleetTenants";
-
-/** The component through which a shard stack's resources depend on the management stack. */
-export const managementReferenceType = "capi-fleet:fleet:ManagementReference";
-
-/** Its output: what the management stack's components declared for the pack (ClusterClass, providers, CAREN and its gate). */
-export const importedOutputName = "imported";
-
-/** Its output: the Kubernetes version each tenant of the other stacks ran after their last update. */
-export const peerTenantVersionsOutputName = "peerTenantVersions";
+import type { MirrorSettings } from "./fleet-config";
+import type { DeclaredResource } from "../contract/policy-facts";
+import { stackOutputs } from "../contract/outputs";
 
 /** What the management stack publishes for its shards (no secrets: the kubeconfig is an output of its own). */
 export interface FleetPlatform {
@@ -42,7 +28,7 @@ export interface FleetPlatform {
   /** What the platform's components declared for the policy pack, as in the management stack. */
   readonly declared: readonly DeclaredResource[];
   /** `mirrors`: where the tenants' add-on charts come from (empty from a management stack without mirrors, or older than them). */
-  readonly mirrors: Mirrors;
+  readonly mirrors: Readonly<MirrorSettings>;
 }
 
 /** One tenant of the fleet as the management stack last saw it. */
@@ -112,31 +98,31 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** Reads the management stack's {@link fleetPlatformOutputName} output, or says what is wrong with it. */
+/** Reads the management stack's {@link stackOutputs.fleetPlatform} output, or says what is wrong with it. */
 export function fleetPlatformFrom(value: unknown): { platform: FleetPlatform } | { problem: string } {
   if (value === undefined || value === null) {
-    return { problem: `the stack has no ${fleetPlatformOutputName} output: run \`pulumi up\` on the management stack first (a release older than shard support does not export it)` };
+    return { problem: `the stack has no ${stackOutputs.fleetPlatform} output: run \`pulumi up\` on the management stack first (a release older than shard support does not export it)` };
   }
-  if (!isRecord(value)) return { problem: `${fleetPlatformOutputName} is not a mapping` };
+  if (!isRecord(value)) return { problem: `${stackOutputs.fleetPlatform} is not a mapping` };
   const { fleetName, deletionProtection, adminCidrs, gitops, declared } = value;
   if (typeof fleetName !== "string" || typeof deletionProtection !== "boolean" || typeof gitops !== "boolean") {
-    return { problem: `${fleetPlatformOutputName} lacks fleetName, deletionProtection or gitops` };
+    return { problem: `${stackOutputs.fleetPlatform} lacks fleetName, deletionProtection or gitops` };
   }
-  if (!Array.isArray(adminCidrs) || !adminCidrs.every((cidr) => typeof cidr === "string")) return { problem: `${fleetPlatformOutputName}.adminCidrs is not a list of strings` };
+  if (!Array.isArray(adminCidrs) || !adminCidrs.every((cidr) => typeof cidr === "string")) return { problem: `${stackOutputs.fleetPlatform}.adminCidrs is not a list of strings` };
   if (!Array.isArray(declared) || !declared.every((entry) => isRecord(entry) && typeof entry.urn === "string" && isRecord(entry.props))) {
-    return { problem: `${fleetPlatformOutputName}.declared is not a list of { urn, props }` };
+    return { problem: `${stackOutputs.fleetPlatform}.declared is not a list of { urn, props }` };
   }
   return { platform: { fleetName, deletionProtection, adminCidrs, gitops, declared: declared as DeclaredResource[], mirrors: mirrorsFrom(value.mirrors) } };
 }
 
 /** The mirrors a management stack published: its string fields only. */
-function mirrorsFrom(value: unknown): Mirrors {
+function mirrorsFrom(value: unknown): Readonly<MirrorSettings> {
   if (!isRecord(value)) return {};
   const { charts, providers } = value;
   return { ...(typeof charts === "string" ? { charts } : {}), ...(typeof providers === "string" ? { providers } : {}) };
 }
 
-/** Reads the management stack's {@link fleetTenantsOutputName} output (tenant name → entry); malformed entries are skipped. */
+/** Reads the management stack's {@link stackOutputs.fleetTenants} output (tenant name → entry); malformed entries are skipped. */
 export function fleetTenantsFrom(value: unknown): Map<string, FleetTenant> {
   const tenants = new Map<string, FleetTenant>();
   if (!isRecord(value)) return tenants;

@@ -6,7 +6,7 @@ import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../../tests/stack-files";
 import { stackConfigFromFile } from "./stack-file";
-import { placeholderSecretPrefix, projectName } from "./validate-fleet-config";
+import { placeholderSecretPrefix, projectName } from "./stack-config";
 
 // stackConfigFromFile (what `npm run plan` validates without the engine) against the pinned
 // Pulumi CLI's own reading of the same stack file: `pulumi config --json --show-secrets` gives

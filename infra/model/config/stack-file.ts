@@ -1,4 +1,4 @@
-import { placeholderSecretPrefix, projectName, type StackConfigInput } from "./validate-fleet-config";
+import { placeholderSecretPrefix, projectName, type StackConfigInput } from "./stack-config";
 
 /**
  * A stack file (`stacks/Pulumi.<stack>.yaml`, already parsed) as the Pulumi runtime would hand

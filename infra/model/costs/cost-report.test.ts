@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 import { readStackConfig } from "../../../tests/stack-files";
 import { fleetCostReport, formatStackCost, moverCount, partDelta, stackCostChange } from "./cost-report";
 import { emptyPriceTable, testPriceTable } from "./price-fixtures";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 import { readStackConfig } from "../../../tests/stack-files";
 import { emptyPriceTable, testPriceTable } from "./price-fixtures";
 import { isUnrefreshed, stackCostOf, unpricedProblems, type CostedStack } from "./stack-cost";

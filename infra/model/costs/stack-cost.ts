@@ -4,7 +4,8 @@
  * creates them (`hetzner` mode). What `npm run plan` prints and the PR comment sums.
  */
 import type { ConfigProblem } from "../config/stack-config";
-import type { ExistingManagement, HetznerManagement, Tenant } from "../config/validate-fleet-config";
+import type { ExistingManagement, HetznerManagement } from "../management/validate-management";
+import type { Tenant } from "../tenant/validate-tenants";
 import { tenantClusterManifest } from "../tenant/tenant-cluster";
 import { clusterCostLines, costOf, managementCostLines, sumCosts, type Cost, type CostLine } from "./fleet-cost";
 import { priceEntry, type PriceTable } from "./price-table";

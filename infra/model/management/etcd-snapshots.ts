@@ -1,5 +1,6 @@
 import { parse } from "yaml";
-import type { EtcdBackupSettings, HetznerLocation } from "../config/fleet-config";
+import type { EtcdBackupSettings } from "../config/fleet-config";
+import { HetznerLocation } from "../facts/hetzner";
 
 /**
  * k3s' embedded-etcd snapshots, uploaded to Hetzner Object Storage.
@@ -72,9 +73,6 @@ export function etcdS3SecretSettings(backups: EtcdBackupSettings, managementLoca
 
 /** The Secret's credential keys. */
 export const etcdS3CredentialKeys = { accessKey: "etcd-s3-access-key", secretKey: "etcd-s3-secret-key" } as const;
-
-/** The stack output with the drop-in (read back at the next run, like the tenants' versions). */
-export const etcdSnapshotConfigOutputName = "managementEtcdSnapshotConfig";
 
 /**
  * Servers ignore user-data changes, so a new drop-in (backups turned on, schedule or retention

@@ -1,7 +1,6 @@
 import { catalog } from "../versions/catalog";
 import { parseK3sVersion, type KubernetesVersion } from "../versions/kubernetes-version";
 import { platformNamespaces } from "../platform/platform-namespaces";
-import { deployedManagementK3sVersionOutputName } from "../policy-facts";
 
 /**
  * In-place k3s upgrades of the management servers through rancher/system-upgrade-controller
@@ -35,12 +34,6 @@ export function systemUpgradeControllerManifestUrl(version: string = catalog.sys
 
 /** Where the installer script lives, relative to the repository root (the command's `dir`); it runs on the machine that runs `pulumi up`. */
 export const systemUpgradeInstallerScript = "scripts/install-system-upgrade-controller.mjs";
-
-/**
- * Stack output: the k3s version the servers' Plan was set to by the last successful update; the
- * next run reads it back as "what runs" (the DeployedState component publishes it under the same name).
- */
-export const managementK3sVersionOutputName = deployedManagementK3sVersionOutputName;
 
 /**
  * What a server's upgrade job needs after its drain: pulling rancher/k3s-upgrade (SUC's manifest

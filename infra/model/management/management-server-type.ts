@@ -8,9 +8,6 @@
  * refuses another type before anything is registered.
  */
 
-/** Stack output: each management server's type as its state held it in the last update. */
-export const managementServerTypesOutputName = "managementServerTypes";
-
 /** The runbook section that resizes the servers one at a time. */
 export const resizeRunbookSection = "docs/operations.md, *Resize the management servers*";
 

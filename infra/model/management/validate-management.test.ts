@@ -16,8 +16,9 @@ import {
   withoutObjectStorage,
   withSecrets,
   type BadInput,
-} from "../config/fleet-config-fixtures";
-import { configKeys, parseFleetConfig } from "../config/validate-fleet-config";
+} from "../../../tests/support/fleet-config-fixtures";
+import { configKeys } from "../config/stack-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 import { catalog } from "../versions/catalog";
 
 /** The management settings, its cross-field rules and the secrets each mode needs or refuses. */

@@ -1,13 +1,26 @@
 // The management cluster's cross-field rules (admin ranges, network, init server, backups) and
 // its secrets by mode: the hcloud token for `hetzner`, the kubeconfig for `existing`.
 import { cidrContains, cidrsOverlap, familiesCoveredEntirely, isPrivateIpv4, mustParseCidr } from "../config/cidr";
-import { k3sClusterNetworks, type FleetSettings } from "../config/fleet-config";
-import { hcloudTokenProblem, type SecretReader } from "../config/secret-reader";
+import { k3sClusterNetworks, type ExistingManagementSettings, type FleetSettings, type HetznerManagementSettings } from "../config/fleet-config";
+import type { SecretValue } from "../config/secret";
+import { hcloudTokenProblem, type EtcdS3Credentials, type SecretReader } from "../config/secret-reader";
 import { configKeys, type ConfigProblem } from "../config/stack-config";
 import { formatValue } from "../config/text";
-import type { ExistingManagement, HetznerManagement } from "../config/validate-fleet-config";
 import { catalog } from "../versions/catalog";
 import { kubeconfigServer } from "./kubeconfig";
+
+export type HetznerManagement = HetznerManagementSettings & {
+  /** Token of the management cluster's Hetzner project (`hcloud:token`). */
+  readonly hcloudToken: SecretValue;
+  /** Object Storage credentials for the etcd snapshots (`etcdS3Credentials`), when `backups` is set. */
+  readonly etcdS3Credentials?: EtcdS3Credentials;
+};
+
+export type ExistingManagement = ExistingManagementSettings & {
+  readonly kubeconfig: SecretValue;
+  /** API server URL of the kubeconfig's current context (not secret). */
+  readonly apiServerUrl: string;
+};
 
 export function readManagement(
   settings: FleetSettings["management"],

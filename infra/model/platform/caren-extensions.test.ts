@@ -1,7 +1,8 @@
 import semver from "semver";
 import { describe, expect, it } from "vitest";
-import { carenExtensionNames, carenPatchGeneration } from "./caren-extensions";
+import { carenExtensionNames } from "./caren-extensions";
 import { catalog } from "../versions/catalog";
+import { carenPatchGeneration } from "../versions/compatibility";
 
 // GeneratePatches names are versioned: the generation each CAREN release registers
 // (nutanix-cloud-native/cluster-api-runtime-extensions-nutanix: pkg/handlers/<p>/mutation/metapatch_handler.go).

@@ -6,7 +6,7 @@ import { readStackConfig } from "../../../tests/stack-files";
 import { hcloudCcmSecretName, hcloudCcmValues } from "./hcloud-ccm-values";
 import { classVariables } from "./hetzner-cluster-class";
 import { hcloudCcmProxy, tenantTopologyVariables, type TenantClusterSettings } from "../tenant/tenant-cluster";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 // The tenants' hcloud CCM, run through the controller's own rules (tests/hcloud-ccm-load-balancer.ts,
 // ported from hcloud-cloud-controller-manager): a LoadBalancer Service without annotations must

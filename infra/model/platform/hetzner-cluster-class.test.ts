@@ -35,7 +35,7 @@ import {
 } from "./hetzner-cluster-class";
 import { advertisePrivateAddressScriptPath, installKubernetesScript } from "./node-bootstrap";
 import { tenantClusterManifest, tenantNetworkZone, type TenantClusterSettings } from "../tenant/tenant-cluster";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 import { validateKubernetesVersionsList } from "../versions/upgrade-plan";
 
 type Ref = Record<"apiVersion" | "kind" | "name", string>;

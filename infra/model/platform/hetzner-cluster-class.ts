@@ -1,8 +1,7 @@
 import { createHash } from "node:crypto";
-import type { CarenExtensionNames, CarenSchemaProvider } from "./caren-extensions";
+import type { CarenExtensionNames } from "./caren-extensions";
 import { catalog } from "../versions/catalog";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
-import { hetznerLocations, loadBalancerTypes } from "../config/fleet-config";
 import { hcloudCcmSecretName } from "./hcloud-ccm-values";
 import {
   advertisePrivateAddressScript,
@@ -11,6 +10,8 @@ import {
   installKubernetesScript,
   installKubernetesScriptPath,
 } from "./node-bootstrap";
+import { hetznerLocations, loadBalancerTypes } from "../facts/hetzner";
+import { CarenSchemaProvider } from "../facts/caren";
 
 /**
  * The fleet's one ClusterClass for Hetzner Cloud and its templates, as plain manifests.

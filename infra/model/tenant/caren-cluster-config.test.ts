@@ -8,22 +8,12 @@ import { crdFiles } from "../../../tests/cluster-class-topology";
 import { carenApiCrdSource, carenChartDir, convertCrdSchema, specSchemaOf } from "../../../tests/caren-variables";
 import { skipIfDeclared } from "../../../tests/unverified";
 import { readStackConfig } from "../../../tests/stack-files";
-import {
-  carenClusterSettings,
-  carenCniConfig,
-  ciliumPreflightValues,
-  ciliumPreflightValuesKey,
-  ciliumValuesConfigMapName,
-  ciliumValuesData,
-  ciliumValuesKey,
-  kubeProxyModeOf,
-  registryCredentialNames,
-  registryCredentialsSecretName,
-} from "./caren-cluster-config";
+import { carenClusterSettings, carenCniConfig, ciliumPreflightValues, ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesData, ciliumValuesKey, kubeProxyModeOf, registryCredentialsSecretName } from "./caren-cluster-config";
+import { registryCredentialNames } from "../config/secret-reader";
 import type { TenantSettings } from "../config/fleet-config";
 import { classVariables } from "../platform/hetzner-cluster-class";
 import { tenantTopologyVariables } from "./tenant-cluster";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 // The clusterConfig fields the program maps from the stack config, against the schema CAREN
 // publishes for them: the Docker clusterConfig, rebuilt from CAREN's CRD as CAREN's discovery

@@ -80,12 +80,6 @@ export function carenClusterSettings(tenant: TenantSettings): Record<string, unk
   };
 }
 
-/** Names of the registry credentials the tenant references, each once. */
-export function registryCredentialNames(tenant: Pick<TenantSettings, "imageRegistries" | "globalImageRegistryMirror">): string[] {
-  const names = [...(tenant.imageRegistries ?? []).map((registry) => registry.credentials), tenant.globalImageRegistryMirror?.credentials];
-  return [...new Set(names.filter((name): name is string => name !== undefined))];
-}
-
 /**
  * The key CAREN's Cilium handler reads the values of the upgrade preflight from, in the same
  * ConfigMap (pkg/handlers/lifecycle/addons/helmaddon.go, `defaultCiliumPreflightValuesTemplateKey`;

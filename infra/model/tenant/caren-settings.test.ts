@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../../tests/stack-files";
 import { immutableChanges, tenantImmutables } from "./tenant-immutables";
-import { FleetConfigError, parseFleetConfig, type FleetConfig } from "../config/validate-fleet-config";
+import { FleetConfigError } from "../config/stack-config";
+import { parseFleetConfig, type FleetConfig } from "../stack/validate-fleet-config";
 
 // The CAREN settings of a tenant (ntp, proxy, registries, users, kube-proxy mode, Cilium values)
 // as the stack config takes them: the committed prod stack (which sets every one on `payments`)

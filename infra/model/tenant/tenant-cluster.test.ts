@@ -6,7 +6,7 @@ import { crdSchema } from "../../../tests/cluster-class-patches";
 import { crdFiles } from "../../../tests/cluster-class-topology";
 import { readStackConfig } from "../../../tests/stack-files";
 import { crdSources } from "../../../tests/upstream-crds";
-import { carenExtensionNames, carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../platform/caren-extensions";
+import { carenExtensionNames } from "../platform/caren-extensions";
 import { poolAutoscalerAnnotations } from "../platform/cluster-autoscaler";
 import { catalog } from "../versions/catalog";
 import { fleetConfigSchema } from "../config/fleet-config";
@@ -18,6 +18,7 @@ import {
   tenantLabels,
   type TenantClusterSettings,
 } from "./tenant-cluster";
+import { carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../facts/caren";
 
 /** The prod stack's tenants, parsed with the program's schema. */
 function prodTenants(): TenantClusterSettings[] {

@@ -1,15 +1,16 @@
 import { stringify } from "yaml";
 import { catalog, type HelmChartPin } from "../versions/catalog";
 import { firstSubnet, mustParseCidr } from "../config/cidr";
-import { carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../platform/caren-extensions";
 import { carenClusterSettings, carenCniConfig } from "./caren-cluster-config";
 import { poolAutoscalerAnnotations } from "../platform/cluster-autoscaler";
 import { isKarpenterPool, poolCapacityAnnotations } from "../platform/karpenter";
 import { apiVersions, type Manifest } from "../platform/cluster-api-kinds";
-import { networkZoneOf, type TenantSettings } from "../config/fleet-config";
+import { type TenantSettings } from "../config/fleet-config";
 import { hcloudCcmValues } from "../platform/hcloud-ccm-values";
 import { mirroredChart, type Mirrors } from "../platform/mirrors";
 import { classVariables, clusterClassName, clusterClassNamespace, workerClassName } from "../platform/hetzner-cluster-class";
+import { networkZoneOf } from "../facts/hetzner";
+import { carenPreflightSkipAnnotation, loadBalancerGcAnnotation } from "../facts/caren";
 
 /**
  * A tenant's workload cluster as plain manifests: the topology Cluster and the CAAPH

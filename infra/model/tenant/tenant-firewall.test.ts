@@ -6,7 +6,8 @@ import { hetznerClusterClassManifests, hetznerClusterNameOf } from "../platform/
 import { admits } from "../../../tests/hcloud-firewall";
 import { readStackConfig } from "../../../tests/stack-files";
 import { caphServerOwnershipLabel, maxTenantNameLength, tenantFirewallRules, tenantNameLabelProblem, tenantServerLabelSelector, tenantSshKeyWarning } from "./tenant-firewall";
-import { FleetConfigError, parseFleetConfig } from "../config/validate-fleet-config";
+import { FleetConfigError } from "../config/stack-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 /** Ports a tenant node listens on that must not be public: API, kubelet, etcd, CAREN's containerd metrics. */
 const nodePorts = { ssh: 22, api: 6443, kubelet: 10250, etcdClient: 2379, etcdPeer: 2380, containerdMetrics: 1338 };

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../../tests/stack-files";
 import type { TenantSettings } from "../config/fleet-config";
 import { deployedImmutablesFrom, immutableChanges, tenantImmutables, tenantImmutablesOutput, type TenantImmutables } from "./tenant-immutables";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 /** The prod stack's validated tenants: payments (kube-proxy replaced), analytics, edge. */
 const prodTenants = (): readonly TenantSettings[] => {

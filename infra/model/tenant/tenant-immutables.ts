@@ -26,9 +26,6 @@ import type { TenantSettings } from "../config/fleet-config";
  *   api/v1alpha1/clusterconfig_types.go, `self == oldSelf`).
  */
 
-/** Stack output with each tenant's immutable settings, read back on the next run. */
-export const tenantImmutablesOutputName = "tenantImmutables";
-
 /** One tenant's immutable settings, as recorded in the stack output. */
 export interface TenantImmutables {
   /** Absent in records written before it was recorded: then it is not compared. */

@@ -1,10 +1,10 @@
 // The tenants' settings through parseFleetConfig: names, namespaces, ranges and routing domains,
 // regions, pools, sizes at the upstream limits, kube-proxy and CNI, CAREN settings (validate-tenants.ts).
 import { describe, expect, it } from "vitest";
-import { placementGroupServerLimit } from "../config/fleet-config";
-import { alphaToken, baseline, betaToken, expectRejected, messageAt, pathsOf, pool0, tenant, toInput, type BadInput, type RawFleet } from "../config/fleet-config-fixtures";
-import { parseFleetConfig } from "../config/validate-fleet-config";
+import { alphaToken, baseline, betaToken, expectRejected, messageAt, pathsOf, pool0, tenant, toInput, type BadInput, type RawFleet } from "../../../tests/support/fleet-config-fixtures";
+import { parseFleetConfig } from "../stack/validate-fleet-config";
 import { catalog } from "../versions/catalog";
+import { placementGroupServerLimit } from "../facts/hetzner";
 
 const karpenterImage = "registry.example.com/karpenter-clusterapi-controller:v0.2.0";
 /** Tenant 0's first pool sized by Karpenter (experimental), with the image it needs. */

@@ -1,7 +1,9 @@
 // The tenants' cross-field rules: unique names and namespaces, ranges that fit and do not overlap
 // within a routing domain, regions and pools, CAREN settings. The schema checks each field alone.
 import { cidrContains, cidrsOverlap, firstSubnet, isPrivateIpv4, mustParseCidr, type Cidr } from "../config/cidr";
-import { networkZoneOf, placementGroupServerLimit, type FleetSettings, type TenantSettings, type WorkerPoolSettings } from "../config/fleet-config";
+import { type FleetSettings, type TenantSettings, type WorkerPoolSettings } from "../config/fleet-config";
+import type { SecretValue } from "../config/secret";
+import type { RegistryCredentials } from "../config/secret-reader";
 import type { ConfigProblem } from "../config/stack-config";
 import { formatValue } from "../config/text";
 import { clusterAutoscalerBounds, poolMaxReplicas, scaleFromZeroProblem } from "../platform/cluster-autoscaler";
@@ -9,6 +11,16 @@ import { isKarpenterPool, karpenterPoolProblems } from "../platform/karpenter";
 import { reservedNamespaces } from "../platform/platform-namespaces";
 import { kubeProxyModeOf } from "./caren-cluster-config";
 import { tenantNameLabelProblem } from "./tenant-firewall";
+import { networkZoneOf, placementGroupServerLimit } from "../facts/hetzner";
+
+export type Tenant = TenantSettings & {
+  /** Namespace of the tenant's Cluster (the tenant name unless set). */
+  readonly namespace: string;
+  /** Token of the tenant's own Hetzner project. */
+  readonly hcloudToken: SecretValue;
+  /** Registry credentials by the name the tenant's registries reference (`tenantRegistryCredentials.<tenant>`). */
+  readonly registryCredentials: ReadonlyMap<string, RegistryCredentials>;
+};
 
 interface NamedCidr {
   readonly path: string;

@@ -71,3 +71,19 @@ export function clusterApiCreatesKubeletApiAdmin(
   // Stryker disable next-line EqualityOperator: equivalent, a line equal to the newest is in the table and returned above
   return compareMinors(`${parsed.major}.${parsed.minor}`, newestLine) > 0;
 }
+
+/** The GeneratePatches generation of a CAREN release tag (6 for v0.45–v0.50); throws for unchecked releases. */
+export function carenPatchGeneration(carenVersion: string): number {
+  const version = semver.valid(carenVersion);
+  if (!version || !carenVersion.startsWith("v")) {
+    throw new Error(`CAREN version ${JSON.stringify(carenVersion)} is not a release tag such as ${catalog.caren.chart.version}`);
+  }
+  const row = catalog.caren.patchGenerations.find((entry) => semver.satisfies(version, entry.releases));
+  if (!row) {
+    throw new Error(
+      `CAREN ${carenVersion} has no entry in the extension-name table (known: ${catalog.caren.patchGenerations.map((entry) => entry.releases).join("; ")}). ` +
+        "Check which configpatch generation it registers in pkg/handlers/generic/mutation/metapatch_handler.go and add a row to catalog.caren.patchGenerations.",
+    );
+  }
+  return row.current;
+}

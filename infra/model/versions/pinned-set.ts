@@ -1,7 +1,7 @@
 import semver from "semver";
 import { catalog, type Catalog } from "./catalog";
-import { carenPatchGeneration } from "../platform/caren-extensions";
 import { describeRange } from "./kubernetes-version";
+import { carenPatchGeneration } from "./compatibility";
 
 /** One row of the pinned set, for docs/platform.md and release notes. */
 export interface CatalogRow {

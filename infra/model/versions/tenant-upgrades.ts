@@ -33,9 +33,6 @@ export interface TenantUpgradeProblem {
   readonly reason: string;
 }
 
-/** Stack output with each tenant's versions; the next run (and `npm run plan`) reads it back as "what runs". */
-export const tenantVersionsOutputName = "tenantVersions";
-
 /** The shape of the stack output `tenantVersions`. */
 export type TenantVersionsOutput = Record<
   string,

@@ -3,9 +3,10 @@
 // their cases share, and the check of a bad-input table's rows. Tests beside each concern's code
 // (config/, management/, tenant/) import it.
 import { expect } from "vitest";
-import { fakeHcloudToken } from "../../../tests/stack-files";
-import { catalog } from "../versions/catalog";
-import { configKeys, FleetConfigError, parseFleetConfig, type StackConfigInput } from "./validate-fleet-config";
+import { fakeHcloudToken } from "../stack-files";
+import { catalog } from "../../infra/model/versions/catalog";
+import { configKeys, FleetConfigError, type StackConfigInput } from "../../infra/model/config/stack-config";
+import { parseFleetConfig } from "../../infra/model/stack/validate-fleet-config";
 
 /** The version the fixture's tenants and existing management cluster run: one the catalog offers tenants. */
 export const fixtureKubernetesVersion = catalog.tenantKubernetesVersions[1];

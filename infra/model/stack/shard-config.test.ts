@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { fakeHcloudToken, readStackConfig } from "../../../tests/stack-files";
-import { shardValues } from "./fleet-config-fixtures";
-import { tenantsPerStack } from "./shards";
-import { configKeys, FleetConfigError, parseFleetConfig, parseShardConfig } from "./validate-fleet-config";
+import { shardValues } from "../../../tests/support/fleet-config-fixtures";
+import { tenantsPerStack } from "../config/shards";
+import { configKeys, FleetConfigError } from "../config/stack-config";
+import { parseFleetConfig, parseShardConfig } from "./validate-fleet-config";
 
 // The config of a shard stack (tenants only, on the management stack's cluster), the limit of
 // tenants per stack, and a management stack's list of shards (docs/architecture.md, Scaling out).

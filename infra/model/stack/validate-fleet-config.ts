@@ -1,39 +1,13 @@
 import type { z } from "zod";
-import { readManagement, managementProblems } from "../management/validate-management";
-import { tenantProblems } from "../tenant/validate-tenants";
-import { allowedKeysFromMessage, fleetConfigSchema, type ExistingManagementSettings, type GitOpsSettings, type HetznerManagementSettings, type MirrorSettings, type TenantSettings } from "./fleet-config";
-import { hcloudNameWarnings, tenantNameWarnings } from "./hcloud-names";
-import type { SecretValue } from "./secret";
-import { githubTokenProblem, SecretReader, type EtcdS3Credentials, type RegistryCredentials } from "./secret-reader";
-import { stackNamePattern, tenantCountVerdict } from "./shards";
-import { configKeys, decode, FleetConfigError, projectName, type ConfigProblem, type StackConfigInput } from "./stack-config";
-import { closestMatch, formatValue } from "./text";
-
-// The config's vocabulary, where the program and its tools have always imported it from.
-export { configKeys, FleetConfigError, placeholderSecretPrefix, projectName, type ConfigProblem, type StackConfigInput } from "./stack-config";
-export { githubTokenProblem, hcloudTokenProblem, objectStorageKeyProblem, pemCertificateProblem, type EtcdS3Credentials, type RegistryCredentials } from "./secret-reader";
-
-export type HetznerManagement = HetznerManagementSettings & {
-  /** Token of the management cluster's Hetzner project (`hcloud:token`). */
-  readonly hcloudToken: SecretValue;
-  /** Object Storage credentials for the etcd snapshots (`etcdS3Credentials`), when `backups` is set. */
-  readonly etcdS3Credentials?: EtcdS3Credentials;
-};
-
-export type ExistingManagement = ExistingManagementSettings & {
-  readonly kubeconfig: SecretValue;
-  /** API server URL of the kubeconfig's current context (not secret). */
-  readonly apiServerUrl: string;
-};
-
-export type Tenant = TenantSettings & {
-  /** Namespace of the tenant's Cluster (the tenant name unless set). */
-  readonly namespace: string;
-  /** Token of the tenant's own Hetzner project. */
-  readonly hcloudToken: SecretValue;
-  /** Registry credentials by the name the tenant's registries reference (`tenantRegistryCredentials.<tenant>`). */
-  readonly registryCredentials: ReadonlyMap<string, RegistryCredentials>;
-};
+import { readManagement, managementProblems, type ExistingManagement, type HetznerManagement } from "../management/validate-management";
+import { tenantProblems, type Tenant } from "../tenant/validate-tenants";
+import { allowedKeysFromMessage, fleetConfigSchema, type GitOpsSettings, type MirrorSettings, type TenantSettings } from "../config/fleet-config";
+import { hcloudNameWarnings, tenantNameWarnings } from "../config/hcloud-names";
+import type { SecretValue } from "../config/secret";
+import { githubTokenProblem, SecretReader, type RegistryCredentials } from "../config/secret-reader";
+import { stackNamePattern, tenantCountVerdict } from "../config/shards";
+import { configKeys, decode, FleetConfigError, projectName, type ConfigProblem, type StackConfigInput } from "../config/stack-config";
+import { closestMatch, formatValue } from "../config/text";
 
 /** The validated fleet config. */
 export interface FleetConfig {

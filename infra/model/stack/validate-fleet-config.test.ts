@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { readStackConfig } from "../../../tests/stack-files";
 import { catalog } from "../versions/catalog";
-import { fleetConfigSchema, k3sClusterNetworks } from "./fleet-config";
+import { fleetConfigSchema, k3sClusterNetworks } from "../config/fleet-config";
 import {
   alphaToken,
   baseline,
@@ -20,8 +20,9 @@ import {
   withSecrets,
   type BadInput,
   type RawFleet,
-} from "./fleet-config-fixtures";
-import { configKeys, FleetConfigError, formatPath, parseFleetConfig, projectName, type StackConfigInput } from "./validate-fleet-config";
+} from "../../../tests/support/fleet-config-fixtures";
+import { configKeys, FleetConfigError, projectName, type StackConfigInput } from "../config/stack-config";
+import { formatPath, parseFleetConfig } from "./validate-fleet-config";
 
 /** Unknown keys (with the close name suggested) and the gitops settings, which only the schema checks. */
 const badInputs: BadInput[] = [
