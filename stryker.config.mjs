@@ -7,7 +7,7 @@ const config = {
     "infra/model/**/*.ts",
     "policies/**/*.ts",
     "!**/*.test.ts",
-    // Test helpers beside the code they test (tests/support/fleet-config-fixtures.ts).
+    // Test helpers beside the code they test (infra/model/costs/price-fixtures.ts).
     "!infra/model/**/*-fixtures.ts",
     // The pack's test harness and fixtures are test code.
     "!policies/testing/**",

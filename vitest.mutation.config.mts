@@ -33,6 +33,6 @@ export default mergeConfig(base, {
     sequence: { sequencer: ShortestFirstSequencer },
     testTimeout: 180_000,
     hookTimeout: 300_000,
-    exclude: [...configDefaults.exclude, "tests/capi-deletion-order.test.ts"],
+    exclude: [...configDefaults.exclude, "tests/in-the-loop/capi-deletion-order.test.ts"],
   },
 });

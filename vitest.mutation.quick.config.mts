@@ -12,5 +12,5 @@ const wholeTest = whole["test"] as ViteUserConfig["test"];
 // Plus the one test that can judge the autoscaler's Role (infra/model/platform/cluster-autoscaler.ts): its
 // rules against a real API server, about 15 s, covering no other file; without it the gate could
 // never reuse the whole pass's verdict on those rules.
-const include = ["{infra/model,policies}/**/*.test.ts", "tests/cluster-autoscaler-rbac.test.ts"];
+const include = ["{infra/model,policies}/**/*.test.ts", "tests/in-the-loop/cluster-autoscaler-rbac.test.ts"];
 export default { ...whole, test: { ...wholeTest, include } } satisfies ViteUserConfig;

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { byType, runStack } from "../tests/fleet-run";
-import { commandWorkingDirectory, enginePwd } from "../tests/engine-pwd";
-import { repoRoot } from "../tests/stack-files";
+import { byType, runStack } from "../tests/support/fleet-run";
+import { commandWorkingDirectory, enginePwd } from "../tests/support/engine-pwd";
+import { repoRoot } from "../tests/support/stack-files";
 
 const commandType = "command:local:Command";
 

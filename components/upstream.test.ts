@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { installRecordingMocks } from "../tests/pulumi-mocks";
+import { installRecordingMocks } from "../tests/support/pulumi-mocks";
 import { upstreamOf } from "./upstream";
 
 describe("upstreamOf", () => {

@@ -5,11 +5,11 @@ import { parse } from "yaml";
 import { carenCiliumVersionPatch, carenNamespace, carenValues } from "../components/caren";
 import { carenCiliumAddonKey, carenHelmAddonsConfigMap } from "./model/platform/caren-helm-addons";
 import { catalog } from "./model/versions/catalog";
-import { carenChartDir } from "../tests/caren-variables";
-import { runStack } from "../tests/fleet-run";
-import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../tests/kube-apiserver";
-import type { Registration } from "../tests/pulumi-mocks";
-import { skipIfDeclared } from "../tests/unverified";
+import { carenChartDir } from "../tests/support/caren-variables";
+import { runStack } from "../tests/support/fleet-run";
+import { kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../tests/support/kube-apiserver";
+import type { Registration } from "../tests/support/pulumi-mocks";
+import { skipIfDeclared } from "../tests/support/unverified";
 
 // The fleet's Cilium version reaches CAREN through one key of CAREN's helm-addons ConfigMap
 // (infra/model/platform/caren-helm-addons.ts). The program's ConfigMapPatch is applied to a real

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { byType, runStack, waitsFor } from "../tests/fleet-run";
-import { type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
+import { byType, runStack, waitsFor } from "../tests/support/fleet-run";
+import { type Registration } from "../tests/support/pulumi-mocks";
+import { readStackConfig } from "../tests/support/stack-files";
 import { catalog } from "./model/versions/catalog";
 
 // The cluster autoscaler each prod tenant with an autoscaled pool gets, under mocks: where it is

@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runProgramAgain, settle } from "../tests/fleet-run";
-import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
+import { runProgramAgain, settle } from "../tests/support/fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
 import { catalog } from "./model/versions/catalog";
 import { stackOutputs } from "./model/contract/outputs";
 

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { providerSpec } from "../components/cluster-api";
-import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
-import type { Registration } from "../tests/pulumi-mocks";
+import { byType, one, runStack, waitsFor } from "../tests/support/fleet-run";
+import type { Registration } from "../tests/support/pulumi-mocks";
 import { clusterApiProviders, githubTokenVariable } from "./model/platform/cluster-api-providers";
 import { componentTypes } from "./model/contract/component-types";
 

@@ -1,8 +1,11 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, expect, it } from "vitest";
-import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
-import { componentTypes } from "./model/contract/component-types";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
+import { readStackConfig } from "../tests/support/stack-files";
+import { byType, settle } from "../tests/support/fleet-run";
+import { componentTypes, fleetComponentPrefix } from "./model/contract/component-types";
+import { stackOutputs } from "./model/contract/outputs";
+import { scriptEntryPoints } from "./model/contract/script-entry-points";
 
 // The composition root reads config at import time, so config and mocks come first.
 let registrations: Registration[];
@@ -35,4 +38,22 @@ it("exports the CAREN handler names a ClusterClass must use", async () => {
     clusterPatches: expect.stringMatching(/^genericclusterv\d+configpatch-gp\./),
     workerPatches: expect.stringMatching(/^genericworkerv\d+configpatch-gp\./),
   });
+});
+
+it("exports only outputs the contract with deployed state names, and registers only the contract's component types", async () => {
+  await settle(registrations);
+  expect(Object.keys(program).filter((name) => !(Object.values(stackOutputs) as string[]).includes(name))).toEqual([]);
+  const fleetTypes = new Set(registrations.map((r) => r.type).filter((type) => type.startsWith(fleetComponentPrefix)));
+  expect([...fleetTypes].filter((type) => !(Object.values(componentTypes) as string[]).includes(type))).toEqual([]);
+  expect(fleetTypes.size).toBeGreaterThan(5);
+});
+
+it("runs every local command through an entry point the contract lists", async () => {
+  await settle(registrations);
+  const commandLines = byType(registrations, "command:local:Command").flatMap((r) =>
+    ["create", "update", "delete"].map((hook) => r.inputs[hook]).filter((line): line is string => typeof line === "string"),
+  );
+  const scripts = commandLines.map((line) => /^node (\S+)/.exec(line)?.[1]).filter((script) => script !== undefined);
+  expect(scripts.length).toBeGreaterThan(3);
+  expect(scripts.filter((script) => !(Object.values(scriptEntryPoints) as string[]).includes(script))).toEqual([]);
 });

@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { one, runStack } from "../tests/fleet-run";
-import { admits, type FirewallRule, type Packet } from "../tests/hcloud-firewall";
-import { readStackConfig } from "../tests/stack-files";
+import { one, runStack } from "../tests/support/fleet-run";
+import { admits, type FirewallRule, type Packet } from "../tests/support/hcloud-firewall";
+import { readStackConfig } from "../tests/support/stack-files";
 import { managementFirewallRules } from "./model/management/firewall-rules";
 import { parseFleetConfig } from "./model/stack/validate-fleet-config";
 
 // The management servers' hcloud Firewall as the prod program registers it, evaluated as Hetzner
-// evaluates inbound rules (tests/hcloud-firewall.ts; docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
+// evaluates inbound rules (tests/support/hcloud-firewall.ts; docs.hetzner.com/cloud/firewalls/faq, "How do the Firewalls work?":
 // the rules list what may reach the server, with an implicit deny at the end; a tcp/udp rule
 // carries a port or an "a-b" range, an icmp rule none), against what reaches the servers:
 // - from the admin networks: SSH and the Kubernetes API, nothing else;

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { runProgramAgain, settle } from "../tests/fleet-run";
-import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
+import { runProgramAgain, settle } from "../tests/support/fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
 import { catalog } from "./model/versions/catalog";
 import { parseK3sVersion } from "./model/versions/kubernetes-version";
 import { componentTypes } from "./model/contract/component-types";

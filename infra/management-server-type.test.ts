@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { runProgramAgain, settle } from "../tests/fleet-run";
-import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
+import { runProgramAgain, settle } from "../tests/support/fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
+import { readStackConfig } from "../tests/support/stack-files";
 import { stackOutputs } from "./model/contract/outputs";
 
 // The whole program (infra/index.ts), fed its own last outputs through the StackReference it

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { byType, runStack, useExistingCluster } from "../tests/fleet-run";
-import type { Registration } from "../tests/pulumi-mocks";
+import { byType, runStack, useExistingCluster } from "../tests/support/fleet-run";
+import type { Registration } from "../tests/support/pulumi-mocks";
 import { configKeys } from "./model/config/stack-config";
 import { clusterApiProviders } from "./model/platform/cluster-api-providers";
 import { mirroredImage, providerArtifact } from "./model/platform/mirrors";

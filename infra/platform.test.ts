@@ -4,15 +4,15 @@ import Ajv2020 from "ajv/dist/2020";
 import type * as pulumi from "@pulumi/pulumi";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { carenChartDir } from "../tests/caren-variables";
-import { capiModuleDir } from "../tests/cluster-class-topology";
-import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/fleet-run";
-import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../tests/hcloud-ccm-config";
-import { chartEnvironment, loadBalancerPlacement } from "../tests/hcloud-ccm-load-balancer";
-import { valueOf, type Registration } from "../tests/pulumi-mocks";
-import { coalesceValues } from "../tests/helm-values";
-import { fakeHcloudToken } from "../tests/stack-files";
-import { skipIfDeclared } from "../tests/unverified";
+import { carenChartDir } from "../tests/support/caren-variables";
+import { capiModuleDir } from "../tests/support/cluster-class-topology";
+import { byType, one, runStack, useExistingCluster, waitsFor } from "../tests/support/fleet-run";
+import { controllerConfiguration, renderedEnvironment, resolvedEnvironment, variablesTheControllerReads } from "../tests/support/hcloud-ccm-config";
+import { chartEnvironment, loadBalancerPlacement } from "../tests/support/hcloud-ccm-load-balancer";
+import { valueOf, type Registration } from "../tests/support/pulumi-mocks";
+import { coalesceValues } from "../tests/support/helm-values";
+import { fakeHcloudToken } from "../tests/support/stack-files";
+import { skipIfDeclared } from "../tests/support/unverified";
 import type { FleetOutputs } from "./fleet";
 import { carenExtensionNames } from "./model/platform/caren-extensions";
 import { catalog, type HelmChartPin } from "./model/versions/catalog";
@@ -42,7 +42,7 @@ function offManagementProvider(registrations: readonly Registration[]): string[]
 /**
  * CAREN's chart values and their schema at the catalog's release (charts/cluster-api-runtime-extensions-nutanix/
  * values.yaml and values.schema.json at nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0),
- * through the resolver (tests/caren-variables.ts `carenChartDir`), or why they are unavailable.
+ * through the resolver (tests/support/caren-variables.ts `carenChartDir`), or why they are unavailable.
  */
 function carenChart(): { defaults: Values; schema: object } | { unavailable: string } {
   const chart = carenChartDir();
@@ -269,7 +269,7 @@ describe.each([
     );
   });
 
-  // A reading of the controller's chart and config code (tests/hcloud-ccm-config.ts), not an execution.
+  // A reading of the controller's chart and config code (tests/support/hcloud-ccm-config.ts), not an execution.
   it("starts the hcloud CCM with the stack's token and the servers' network from a secret, hcloud routes off", () => {
     const secret = one(registrations, "kubernetes:core/v1:Secret", "management-hcloud-ccm-token");
     const ccm = release("management-hcloud-ccm-release");
@@ -314,7 +314,7 @@ describe.each([
   });
 
   // What these Kustomizations do when Flux runs them is shown by Flux's own controllers in
-  // tests/flux-in-the-loop.test.ts; here, the wiring: names, sources, order and protection.
+  // tests/in-the-loop/flux-in-the-loop.test.ts; here, the wiring: names, sources, order and protection.
   it(gitops ? "syncs the fleet repository through infrastructure and the platform gate, then tenants" : "declares no Flux sync objects without GitOps", async () => {
     const repositories = byType(registrations, gitRepositoryType);
     const kustomizations = byType(registrations, kustomizationType);

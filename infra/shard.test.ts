@@ -1,8 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { settle } from "../tests/fleet-run";
-import { installRecordingMocks, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { readStackConfig } from "../tests/stack-files";
+import { settle } from "../tests/support/fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
+import { readStackConfig } from "../tests/support/stack-files";
 import { loadStackConfig } from "./config";
 import { planTenantUpgradesOrStop } from "./deployed-state";
 import { createShard, readManagementStack } from "./shard";

@@ -2,10 +2,10 @@ import * as pulumi from "@pulumi/pulumi";
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { everyoneIn, managementAdminPortsClosed } from "../policies/rules/management-admin-ports-closed";
 import { evaluate } from "../policies/testing/harness";
-import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
-import { engineViewOfRegistrations } from "../tests/policy-resources";
-import type { Registration } from "../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
+import { byType, one, runStack, waitsFor } from "../tests/support/fleet-run";
+import { engineViewOfRegistrations } from "../tests/support/policy-resources";
+import type { Registration } from "../tests/support/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../tests/support/stack-files";
 import { tenantServerLabelSelector } from "./model/tenant/tenant-firewall";
 
 // Each tenant's firewall under mocks: in the tenant's own Hetzner project (its provider and

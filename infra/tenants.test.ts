@@ -1,9 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { byType, one, runStack, waitsFor } from "../tests/fleet-run";
-import { deletePropagationPolicy } from "../tests/pulumi-kubernetes-delete";
-import { liveObjects, valueOf, type Registration } from "../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig } from "../tests/stack-files";
+import { byType, one, runStack, waitsFor } from "../tests/support/fleet-run";
+import { deletePropagationPolicy } from "../tests/support/pulumi-kubernetes-delete";
+import { liveObjects, valueOf, type Registration } from "../tests/support/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../tests/support/stack-files";
 import type { FleetOutputs } from "./fleet";
 import { clusterClassName } from "./model/platform/hetzner-cluster-class";
 import { componentTypes } from "./model/contract/component-types";

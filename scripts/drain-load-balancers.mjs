@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 // @ts-check
-// Entry point of a tenant's delete-only Command (`delete`): the program lives with its component (components/tenant-cluster/drain-load-balancers.mjs).
-// This path stays because each deployed stack keeps the command line `node scripts/drain-load-balancers.mjs` in
-// its state, and a changed command line runs `create` again at the next `up`
-// (@pulumi/command@1.2.1: local/command.d.ts, `create`), which for the PKI would mean new CAs.
+// Entry point of a tenant's load-balancer drain (its `delete`); the program lives with its component (components/tenant-cluster/drain-load-balancers.mjs).
+// Deployed stacks keep `node scripts/drain-load-balancers.mjs` in their state: a `delete` runs the command line kept in the state, so a moved file would break every deployed tenant's deletion
+// (infra/model/contract/script-entry-points.ts).
 import "../components/tenant-cluster/drain-load-balancers.mjs";

@@ -3,7 +3,7 @@
 /**
  * End to end: a throwaway stack through `pulumi up`, a check of its tenant, an upgrade, and
  * `pulumi destroy`, then a check that nothing billable is left in the Hetzner project. The same
- * steps run against Hetzner Cloud or against the local stand-ins of tests/tenant-real-up.test.ts.
+ * steps run against Hetzner Cloud or against the local stand-ins of tests/in-the-loop/tenant-real-up.test.ts.
  * `--help` says what each target needs and costs.
  */
 import { execFile } from "node:child_process";
@@ -40,7 +40,7 @@ Targets
            balancer (2 x lb11) for the run, about 40-60 minutes: well under 1 EUR at Hetzner's
            hourly prices (npm run prices shows the table the fleet uses). Runs \`pulumi\` from PATH
            (plugins are downloaded as usual).
-  local    The stand-ins of tests/tenant-real-up.test.ts, which writes E2E_LOCAL_TARGET: a JSON file
+  local    The stand-ins of tests/in-the-loop/tenant-real-up.test.ts, which writes E2E_LOCAL_TARGET: a JSON file
            with the stack's config values and secrets (a management cluster in existing mode,
            tenants, local mirrors) and sets HCLOUD_ENDPOINT to its stand-in Hetzner API and
            PULUMI_HOME to the hand-built plugins. Costs nothing; see docs/testing.md.
@@ -120,7 +120,7 @@ function throwawaySshKey() {
 function stackFor(target) {
   if (target === "local") {
     const file = process.env.E2E_LOCAL_TARGET;
-    if (!file) usageError("--target local needs E2E_LOCAL_TARGET (tests/tenant-real-up.test.ts writes it)");
+    if (!file) usageError("--target local needs E2E_LOCAL_TARGET (tests/in-the-loop/tenant-real-up.test.ts writes it)");
     const parsed = /** @type {{ config: Record<string, unknown>, secrets: Record<string, string> }} */ (JSON.parse(readFileSync(file, "utf8")));
     const tokens = Object.entries(parsed.secrets)
       .filter(([key]) => key.startsWith("capi-fleet:tenantHcloudTokens."))

@@ -333,7 +333,7 @@ type CapiPart = (Omit<CapiReconcileReport, "rows"> & { rows: (CapiReconcileRepor
 function capiSectionOf(
   capi: CapiPart,
 ): { title: string; text: string; markdown: string } {
-  const title = "5. CAPI's own topology controller (tests/capi-in-the-loop.ts): apply N tenants, time to every Cluster TopologyReconciled=True";
+  const title = "5. CAPI's own topology controller (tests/support/capi-in-the-loop.ts): apply N tenants, time to every Cluster TopologyReconciled=True";
   if ("status" in capi) return { title, text: `not run: ${capi.reason}`, markdown: `not run: ${capi.reason}` };
   const header = ["tenants", "objects", "median to all reconciled", "of which apply", "per tenant", "growth vs previous size", "samples"];
   const rows = capi.rows.map((row, index) => {

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/versions/catalog";
 import { systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
 import { parseK3sVersion } from "../../infra/model/versions/kubernetes-version";
-import { byType, one, runStack, useExistingCluster } from "../../tests/fleet-run";
-import type { Registration } from "../../tests/pulumi-mocks";
+import { byType, one, runStack, useExistingCluster } from "../../tests/support/fleet-run";
+import type { Registration } from "../../tests/support/pulumi-mocks";
 import { componentTypes } from "../../infra/model/contract/component-types";
 
 const planType = "kubernetes:upgrade.cattle.io/v1:Plan";

@@ -5,7 +5,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/versions/catalog";
 import { parse } from "yaml";
-import { repoRoot } from "../../tests/stack-files";
+import { repoRoot } from "../../tests/support/stack-files";
 import { planManagementAddresses } from "./address-plan";
 import { renderK3sCloudInit, serverBootFiles } from "./k3s";
 

@@ -6,7 +6,7 @@ import type { ValidateFunction } from "ajv";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/versions/catalog";
-import { repoRoot } from "../../tests/stack-files";
+import { repoRoot } from "../../tests/support/stack-files";
 import { renderK3sCloudInit, type K3sServerSpec } from "./k3s";
 
 // The k3s user data checked against cloud-init's own schema (from Debian's cloud-init

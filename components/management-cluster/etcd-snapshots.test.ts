@@ -4,9 +4,9 @@ import { catalog } from "../../infra/model/versions/catalog";
 import { etcdS3ConfigSecret, etcdSnapshotDropin, etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "../../infra/model/management/etcd-snapshots";
 import { FleetConfigError } from "../../infra/model/config/stack-config";
 import { parseFleetConfig } from "../../infra/model/stack/validate-fleet-config";
-import { byType, one, runStack } from "../../tests/fleet-run";
-import { valueOf, type Registration } from "../../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
+import { byType, one, runStack } from "../../tests/support/fleet-run";
+import { valueOf, type Registration } from "../../tests/support/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../../tests/support/stack-files";
 
 // etcd snapshots to Object Storage: what the config accepts, the Secret k3s reads the upload
 // settings from (k3s-io/k3s: pkg/etcd/s3/config_secret.go), and the k3s config the servers get.

@@ -7,7 +7,7 @@ import { planManagementAddresses } from "./address-plan";
 import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { repoRoot } from "../../tests/stack-files";
+import { repoRoot } from "../../tests/support/stack-files";
 import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, serverBootFiles, type K3sServerSpec } from "./k3s";
 
 const caFiles = { serverCaCertPem: "SCRT", serverCaKeyPem: "SKEY", clientCaCertPem: "CCRT", clientCaKeyPem: "CKEY" };
@@ -56,7 +56,7 @@ describe("k3s server config", () => {
     expect(tlsFiles(starting)).toHaveLength(4);
   });
 
-  // Whether each key is a k3s flag is checked against k3s' own definitions (tests/k3s-flags.test.ts);
+  // Whether each key is a k3s flag is checked against k3s' own definitions (tests/in-the-loop/k3s-flags.test.ts);
   // here, that every server's values follow from its own spec rather than from a copied list.
   it("takes each server's addresses, API names and token from its spec", () => {
     fc.assert(

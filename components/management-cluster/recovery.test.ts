@@ -4,18 +4,18 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { etcdSnapshotDropin } from "../../infra/model/management/etcd-snapshots";
-import { repoRoot } from "../../tests/stack-files";
+import { repoRoot } from "../../tests/support/stack-files";
 
 // The recovery steps of docs/operations.md sections 8 and 9, run for real: the driver
 // (scripts/management-server.mjs) and the script it runs on a server
 // (recovery/k3s-etcd-recovery.sh). ssh, pulumi, k3s and systemctl are stand-ins
-// (tests/fakes/fake-command.sh) that record their arguments, stdin and the AWS_* environment:
+// (tests/support/fakes/fake-command.sh) that record their arguments, stdin and the AWS_* environment:
 // no server, no Object Storage and no k3s here. k3s' own side (the flags exist) is checked in
-// tests/k3s-flags.test.ts.
+// tests/in-the-loop/k3s-flags.test.ts.
 
 const recoveryScript = path.join(repoRoot, "components", "management-cluster", "recovery", "k3s-etcd-recovery.sh");
 const driver = path.join(repoRoot, "scripts", "management-server.mjs");
-const fake = path.join(repoRoot, "tests", "fakes", "fake-command.sh");
+const fake = path.join(repoRoot, "tests", "support", "fakes", "fake-command.sh");
 
 interface Call {
   name: string;

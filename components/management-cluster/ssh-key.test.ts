@@ -7,8 +7,8 @@ import type * as pulumi from "@pulumi/pulumi";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { sshKeyTypes } from "../../infra/model/config/fleet-config";
-import { one, runStack } from "../../tests/fleet-run";
-import type { Registration } from "../../tests/pulumi-mocks";
+import { one, runStack } from "../../tests/support/fleet-run";
+import type { Registration } from "../../tests/support/pulumi-mocks";
 import { hetznerSshKeyFingerprint, managementSshKeyName } from "./ssh-key";
 
 // Rotating management.sshPublicKey. The provider replaces hcloud_ssh_key when public_key changes

@@ -283,7 +283,7 @@ export function declaredView(resources: readonly PolicyResource[]): PolicyResour
     if (view.parent) view.parent = viewOf(view.parent);
   }
   const imported: PolicyResource[] = [];
-  // Only shard stacks register one (tests/policy-pack.test.ts checks resourceTypes against prod).
+  // Only shard stacks register one (tests/in-the-loop/policy-pack.test.ts checks resourceTypes against prod).
   for (const reference of ofType([...views.values()], componentTypes.managementReference)) {
     const platform = importedFrom(reference);
     imported.push(...platform.filter((resource) => !views.has(resource.urn)));

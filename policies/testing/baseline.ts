@@ -5,7 +5,7 @@ import { fleetConfigSchema } from "../../infra/model/config/fleet-config";
 import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 import { hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
 import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
-import { readStackConfig } from "../../tests/stack-files";
+import { readStackConfig } from "../../tests/support/stack-files";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
 import { componentOutputs, stackOutputs } from "../../infra/model/contract/outputs";

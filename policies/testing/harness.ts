@@ -9,7 +9,7 @@ import { isFleetComponent } from "../lib/fleet-resources";
  * fresh stack are empty for every custom resource behind the management cluster's provider
  * (its kubeconfig is unknown), and the fleet's components' registered outputs; the
  * StackReference the program reads is not among them. Config is merged over the schema
- * defaults, as the CLI does before the pack sees it. tests/policy-pack-real-engine.test.ts
+ * defaults, as the CLI does before the pack sees it. tests/in-the-loop/policy-pack-real-engine.test.ts
  * checks this view against the real engine.
  */
 

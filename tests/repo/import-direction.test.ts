@@ -3,7 +3,7 @@ import { readdirSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { directionProblems, importCycles, importEdges, modelLayers, resolveRelative, type ImportEdge } from "../support/import-graph";
-import { repoRoot } from "../stack-files";
+import { repoRoot } from "../support/stack-files";
 
 /**
  * The direction of travel (docs/architecture.md, *Layout*): the composition root imports the
@@ -50,7 +50,7 @@ describe("the rules, on planted imports", () => {
     ["the model importing a component", edge("infra/model/tenant/x.ts", "components/tenant-cluster/index.ts"), "infra/model/ may import only infra/model/"],
     ["a component importing the composition root", edge("components/caren/index.ts", "infra/fleet.ts"), "components/ may import only components/, infra/model/"],
     ["the policy pack importing a component", edge("policies/rules/x.ts", "components/policy-facts.ts"), "policies/ may import only policies/, infra/model/"],
-    ["program code importing test code", edge("infra/model/config/x.ts", "tests/stack-files.ts"), "imports test code"],
+    ["program code importing test code", edge("infra/model/config/x.ts", "tests/support/stack-files.ts"), "imports test code"],
     ["a user's command importing development tooling", edge("scripts/plan.ts", "tools/bench.ts"), "scripts/ may import only scripts/, components/, infra/model/"],
     ["a file in a folder the order does not know", edge("infra/model/misc/x.ts", "infra/model/versions/catalog.ts"), "not a concern of the model's order"],
   ])("%s is refused", (_, planted, message) => {
@@ -63,9 +63,9 @@ describe("the rules, on planted imports", () => {
     ["a higher concern importing a lower one", edge("infra/model/tenant/x.ts", "infra/model/config/y.ts")],
     ["a file importing its own concern", edge("infra/model/platform/x.ts", "infra/model/platform/y.ts")],
     ["the composition root importing a component", edge("infra/fleet.ts", "components/caren/index.ts")],
-    ["a test importing from anywhere", edge("infra/model/config/x.test.ts", "tests/stack-files.ts")],
+    ["a test importing from anywhere", edge("infra/model/config/x.test.ts", "tests/support/stack-files.ts")],
     ["a script reading the contract", edge("scripts/fleet-backup.mjs", "infra/model/contract/outputs.ts")],
-    ["development tooling driving the tests' mocks", edge("tools/benchmarks/program-run.ts", "tests/pulumi-mocks.ts")],
+    ["development tooling driving the tests' mocks", edge("tools/benchmarks/program-run.ts", "tests/support/pulumi-mocks.ts")],
   ])("%s is allowed", (_, allowed) => {
     expect(directionProblems([allowed])).toEqual([]);
   });

@@ -3,7 +3,7 @@
 // their cases share, and the check of a bad-input table's rows. Tests beside each concern's code
 // (config/, management/, tenant/) import it.
 import { expect } from "vitest";
-import { fakeHcloudToken } from "../stack-files";
+import { fakeHcloudToken } from "./stack-files";
 import { catalog } from "../../infra/model/versions/catalog";
 import { configKeys, FleetConfigError, type StackConfigInput } from "../../infra/model/config/stack-config";
 import { parseFleetConfig } from "../../infra/model/stack/validate-fleet-config";

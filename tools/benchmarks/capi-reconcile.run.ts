@@ -1,5 +1,5 @@
 // Part 5 of `npm run bench`: how long CAPI's own topology controller takes to reconcile the fleet.
-// Starts Cluster API in the loop once (tests/capi-in-the-loop.ts: kube-apiserver, CAPI's managers
+// Starts Cluster API in the loop once (tests/support/capi-in-the-loop.ts: kube-apiserver, CAPI's managers
 // and webhooks, the recording stand-in for CAREN), then for each fleet size and run applies the
 // program's objects for N generated tenants (the generator of parts 1 and 2, registered under the
 // test mocks) and measures the time from the first apply to every Cluster TopologyReconciled=True;
@@ -9,10 +9,10 @@
 import { writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { conditionOf, eventually, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "../../tests/capi-in-the-loop";
-import { runStack } from "../../tests/fleet-run";
-import type { Registration } from "../../tests/pulumi-mocks";
-import { fakeHcloudToken } from "../../tests/stack-files";
+import { conditionOf, eventually, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "../../tests/support/capi-in-the-loop";
+import { runStack } from "../../tests/support/fleet-run";
+import type { Registration } from "../../tests/support/pulumi-mocks";
+import { fakeHcloudToken } from "../../tests/support/stack-files";
 import type { CapiReconcileReport, CapiReconcileRow } from "./capi-reconcile-report";
 import { generatedStackConfig } from "./fleet-generator";
 

@@ -5,7 +5,7 @@ import { tenantsPerStack } from "../../infra/model/config/shards";
 import { configKeys } from "../../infra/model/config/stack-config";
 import { HetznerLocation } from "../../infra/model/facts/hetzner";
 
-/** A stack's config as the Pulumi runtime hands it to the program (tests/stack-files.ts's shape). */
+/** A stack's config as the Pulumi runtime hands it to the program (tests/support/stack-files.ts's shape). */
 export interface GeneratedRuntimeConfig {
   values: Record<string, string>;
   secretKeys: string[];

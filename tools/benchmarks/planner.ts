@@ -1,5 +1,5 @@
 // Part 3 of `npm run bench`: the upgrade planner over random (control plane, target, workers)
-// triples. Pure, so tests/bench.test.ts checks the generator, the rollout accounting and the
+// triples. Pure, so tools/bench.test.ts checks the generator, the rollout accounting and the
 // lower bound (against Cluster API's own planner).
 import { performance } from "node:perf_hooks";
 import semver from "semver";
@@ -94,7 +94,7 @@ export function randomTriples(versions: readonly string[], count: number, seed =
 /**
  * The fewest worker rollouts any plan CAPI accepts can have, from the two versions alone: the workers
  * must end at the target and each rollout moves them at most 3 minors, so ⌈minors / 3⌉; one when only
- * the patch changes; none when they already run it. tests/bench.test.ts checks it against CAPI's own
+ * the patch changes; none when they already run it. tools/bench.test.ts checks it against CAPI's own
  * planner (its default plan has this many rollouts, and it refuses every shorter plan).
  */
 export function workerRolloutsLowerBound(workersVersion: string, desiredVersion: string): number {

@@ -390,7 +390,7 @@ export async function runPreviewBench(
 /**
  * The policy pack as `--policy-pack` takes it: the repository's policies/ with a CLI that can
  * start it, or, with the offline toolchain's fallback Node.js language host (which cannot), the
- * pack linked for the engine's legacy analyzer path (tests/legacy-policy-pack.ts), whose shim
+ * pack linked for the engine's legacy analyzer path (tests/support/legacy-policy-pack.ts), whose shim
  * goes on `env`'s PATH. Same pack, same rules.
  */
 export function policyPackFor(repoRoot: string, pulumi: string, env: NodeJS.ProcessEnv, notes: readonly string[]): { dir: string; note?: string; cleanup(): void } {

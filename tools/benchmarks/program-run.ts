@@ -13,9 +13,9 @@ import { planTenantUpgradesOrStop, readDeployedTenantVersions } from "../../infr
 import { createFleet } from "../../infra/fleet";
 import { allRules } from "../../policies/rules";
 import { evaluate } from "../../policies/testing/harness";
-import { engineViewOfRegistrations } from "../../tests/policy-resources";
-import { installRecordingMocks, valueOf, type Registration } from "../../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig } from "../../tests/stack-files";
+import { engineViewOfRegistrations } from "../../tests/support/policy-resources";
+import { installRecordingMocks, valueOf, type Registration } from "../../tests/support/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig } from "../../tests/support/stack-files";
 import { generatedDeployedVersions, generatedStackConfig } from "./fleet-generator";
 
 /** What one sample measured. */

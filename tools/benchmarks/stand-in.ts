@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { type DeclaredResource } from "../../infra/model/contract/policy-facts";
-import { linkLegacyPolicyPack } from "../../tests/legacy-policy-pack";
+import { linkLegacyPolicyPack } from "../../tests/support/legacy-policy-pack";
 import type { DumpedRegistration } from "./program-run";
 import { median } from "./stats";
 import { componentOutputs } from "../../infra/model/contract/outputs";

@@ -1,5 +1,5 @@
 // Medians, the bench's targets and the printed table of `npm run bench`. Pure, so
-// tests/bench.test.ts checks the arithmetic and the pass/fail decisions.
+// tools/bench.test.ts checks the arithmetic and the pass/fail decisions.
 
 /** Median of the samples (mean of the middle two for an even count); NaN for none. */
 export function median(values: readonly number[]): number {

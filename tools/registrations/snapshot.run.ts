@@ -10,9 +10,9 @@ import { loadFleetConfig } from "../../infra/config";
 import { planTenantUpgradesOrStop } from "../../infra/deployed-state";
 import { createFleet } from "../../infra/fleet";
 import { generatedDeployedVersions, generatedStackConfig } from "../benchmarks/fleet-generator";
-import { settle } from "../../tests/fleet-run";
-import { installRecordingMocks, valueOf, type Registration } from "../../tests/pulumi-mocks";
-import { fakeHcloudToken, readStackConfig, type RuntimeConfig } from "../../tests/stack-files";
+import { settle } from "../../tests/support/fleet-run";
+import { installRecordingMocks, valueOf, type Registration } from "../../tests/support/pulumi-mocks";
+import { fakeHcloudToken, readStackConfig, type RuntimeConfig } from "../../tests/support/stack-files";
 
 const outDir = process.env.REGISTRATIONS_OUT;
 if (!outDir) throw new Error("REGISTRATIONS_OUT is not set: run `npm run registrations -- <directory>`");

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import ipaddr from "ipaddr.js";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildGoProgram } from "../../../tests/go-programs";
+import { buildGoProgram } from "../../../tests/support/go-programs";
 import { cidrContains, cidrsOverlap, familiesCoveredEntirely, firstSubnet, hostAddress, isPrivateIpv4, mustParseCidr, parseCidr, type Cidr } from "./cidr";
 
 const ipv4Prefix = fc

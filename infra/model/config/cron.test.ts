@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { buildGoProgram } from "../../../tests/go-programs";
+import { buildGoProgram } from "../../../tests/support/go-programs";
 import { cronScheduleProblem } from "./cron";
 
 // management.backups.schedule against the parser that runs it: k3s schedules its etcd snapshots

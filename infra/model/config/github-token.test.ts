@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { FleetConfigError, type StackConfigInput } from "./stack-config";
 import { githubTokenProblem } from "./secret-reader";
 import { parseFleetConfig, type FleetConfig } from "../stack/validate-fleet-config";

@@ -1,6 +1,6 @@
 import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
-import { fakeHcloudToken, readStackConfig } from "../../../tests/stack-files";
+import { fakeHcloudToken, readStackConfig } from "../../../tests/support/stack-files";
 import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 // The secrets of a committed stack's validated config, the object the program passes around:

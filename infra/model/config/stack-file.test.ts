@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { parse } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../../tests/stack-files";
+import { repoRoot } from "../../../tests/support/stack-files";
 import { stackConfigFromFile } from "./stack-file";
 import { placeholderSecretPrefix, projectName } from "./stack-config";
 

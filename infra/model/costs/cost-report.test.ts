@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseFleetConfig } from "../stack/validate-fleet-config";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { fleetCostReport, formatStackCost, moverCount, partDelta, stackCostChange } from "./cost-report";
 import { emptyPriceTable, testPriceTable } from "./price-fixtures";
 import type { CostedStack } from "./stack-cost";

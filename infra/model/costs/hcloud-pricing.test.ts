@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { PricingResponseError, priceTableFromPricing, pricingSource } from "./hcloud-pricing";
 
-// A response in the shape of hcloud-go's schema.PricingGetResponse (tests/prices.test.ts runs the
+// A response in the shape of hcloud-go's schema.PricingGetResponse (scripts/prices.test.ts runs the
 // CLI on hcloud-go's own recorded document and checks these fields against its structs).
 const price = (net: string) => ({ net, gross: net });
 const response = () => ({

@@ -8,7 +8,7 @@
  */
 import { parseAmount, parsePriceTable, type PriceEntry, type PriceTable } from "./price-table";
 
-/** The paths of the response this module reads, as hcloud-go's schema names them (tests/prices.test.ts checks them against it). */
+/** The paths of the response this module reads, as hcloud-go's schema names them (scripts/prices.test.ts checks them against it). */
 export const pricingFieldsRead = [
   "pricing.currency",
   "pricing.server_types[].name",

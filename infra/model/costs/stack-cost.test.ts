@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { parseFleetConfig } from "../stack/validate-fleet-config";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { emptyPriceTable, testPriceTable } from "./price-fixtures";
 import { isUnrefreshed, stackCostOf, unpricedProblems, type CostedStack } from "./stack-cost";
 

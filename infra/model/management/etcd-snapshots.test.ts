@@ -13,10 +13,10 @@ import {
   etcdSnapshotK3sConfig,
 } from "./etcd-snapshots";
 import type { EtcdBackupSettings } from "../config/fleet-config";
-import { repoRoot } from "../../../tests/stack-files";
+import { repoRoot } from "../../../tests/support/stack-files";
 
 // What k3s reads, from its sources at the pinned release line (the Go module proxy refuses the
-// k3s module here, so they cannot be read at test time; tests/k3s-flags.test.ts checks the emitted
+// k3s module here, so they cannot be read at test time; tests/in-the-loop/k3s-flags.test.ts checks the emitted
 // names against them when a k3s checkout is given):
 // - the Secret's data keys: k3s-io/k3s: pkg/etcd/s3/config_secret.go `getConfigFromSecret`
 //   (in kube-system, metav1.NamespaceSystem);

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { admits, k3sNodePorts } from "../../../tests/hcloud-firewall";
+import { admits, k3sNodePorts } from "../../../tests/support/hcloud-firewall";
 import { kubernetesApiPort, managementFirewallRules } from "./firewall-rules";
 
-// The management servers' inbound rules, evaluated as Hetzner evaluates them (tests/hcloud-firewall.ts),
+// The management servers' inbound rules, evaluated as Hetzner evaluates them (tests/support/hcloud-firewall.ts),
 // against who must reach which port of a k3s server. The program's prod rules are checked the same
 // way in infra/management-firewall.test.ts; here with admin networks of both families.
 

@@ -4,7 +4,7 @@ import fc from "fast-check";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { parse, parseAllDocuments } from "yaml";
-import { moduleDir } from "../../../tests/cluster-class-topology";
+import { moduleDir } from "../../../tests/support/cluster-class-topology";
 import { catalog } from "../versions/catalog";
 import { deployedK3sVersionFrom, k3sServerPlan, k3sUpgradeAllowanceSeconds, k3sUpgradeProblem, systemUpgrade, systemUpgradeControllerManifestUrl } from "./k3s-upgrades";
 

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { stringify } from "yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { repoRoot } from "../../../tests/stack-files";
+import { repoRoot } from "../../../tests/support/stack-files";
 import { buildKubeconfig, kubeconfigServer } from "./kubeconfig";
 
 // kubeconfigServer (what config validation and the scripts read from an `existing` cluster's

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { repoRoot } from "../../../tests/stack-files";
+import { repoRoot } from "../../../tests/support/stack-files";
 import { deployedServerTypesFrom, resizeRunbookSection, serverTypeChangeProblem } from "./management-server-type";
 
 // What the stack's last `managementServerTypes` output records, and the refusal of another

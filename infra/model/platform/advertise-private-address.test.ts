@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { parseAllDocuments } from "yaml";
-import { repoRoot } from "../../../tests/stack-files";
+import { repoRoot } from "../../../tests/support/stack-files";
 import { carenExtensionNames } from "./caren-extensions";
 import { hetznerClusterClassManifests } from "./hetzner-cluster-class";
 import { advertisePrivateAddressScript, advertisePrivateAddressScriptFile, advertisePrivateAddressScriptPath, installKubernetesScriptPath } from "./node-bootstrap";

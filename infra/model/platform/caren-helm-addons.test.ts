@@ -2,12 +2,12 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { carenChartDir } from "../../../tests/caren-variables";
-import { skipIfDeclared } from "../../../tests/unverified";
+import { carenChartDir } from "../../../tests/support/caren-variables";
+import { skipIfDeclared } from "../../../tests/support/unverified";
 import { catalog } from "../versions/catalog";
 import { carenHelmAddonsConfigMap, ciliumHelmAddonEntry, helmAddonEntryText } from "./caren-helm-addons";
 
-// CAREN's chart values at the catalog's release, through the resolver (tests/caren-variables.ts
+// CAREN's chart values at the catalog's release, through the resolver (tests/support/caren-variables.ts
 // `carenChartDir`; nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
 // charts/cluster-api-runtime-extensions-nutanix/values.yaml).
 

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { goModule } from "../../../tests/upstream";
+import { goModule } from "../../../tests/support/upstream";
 import { catalog } from "../versions/catalog";
 import {
   clusterApiFeatureGates,
@@ -61,7 +61,7 @@ describe("featureGateSecretData", () => {
 // internal/controller/phase_initialize.go `initReaderVariables`), and the manifest's
 // `--feature-gates` flag templates each gate as `${VARIABLE:=default}`
 // (sigs.k8s.io/cluster-api@v1.12.10: config/manager/manager.yaml and the kubeadm twins), read
-// here from the module the resolver downloads (tests/upstream.ts).
+// here from the module the resolver downloads (tests/support/upstream.ts).
 const capiModule = () => {
   const module = goModule("sigs.k8s.io/cluster-api", catalog.clusterApi.version);
   if ("unavailable" in module) throw new Error(module.unavailable);

@@ -1,14 +1,14 @@
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { chartEnvironment, loadBalancerPlacement, locationAnnotation, networkZoneAnnotation } from "../../../tests/hcloud-ccm-load-balancer";
-import { controllerConfiguration, renderedEnvironment, renderedNetworking, resolvedEnvironment, variablesTheControllerReads } from "../../../tests/hcloud-ccm-config";
-import { readStackConfig } from "../../../tests/stack-files";
+import { chartEnvironment, loadBalancerPlacement, locationAnnotation, networkZoneAnnotation } from "../../../tests/support/hcloud-ccm-load-balancer";
+import { controllerConfiguration, renderedEnvironment, renderedNetworking, resolvedEnvironment, variablesTheControllerReads } from "../../../tests/support/hcloud-ccm-config";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { hcloudCcmSecretName, hcloudCcmValues } from "./hcloud-ccm-values";
 import { classVariables } from "./hetzner-cluster-class";
 import { hcloudCcmProxy, tenantTopologyVariables, type TenantClusterSettings } from "../tenant/tenant-cluster";
 import { parseFleetConfig } from "../stack/validate-fleet-config";
 
-// The tenants' hcloud CCM, run through the controller's own rules (tests/hcloud-ccm-load-balancer.ts,
+// The tenants' hcloud CCM, run through the controller's own rules (tests/support/hcloud-ccm-load-balancer.ts,
 // ported from hcloud-cloud-controller-manager): a LoadBalancer Service without annotations must
 // get a load balancer, in the network zone of the private network CAPH creates for the tenant.
 
@@ -47,7 +47,7 @@ describe("the tenants' hcloud CCM and LoadBalancer Services", () => {
 });
 
 // The values themselves, through what the chart renders and the controller reads
-// (tests/hcloud-ccm-config.ts, a reading of hcloud-cloud-controller-manager's chart and config code).
+// (tests/support/hcloud-ccm-config.ts, a reading of hcloud-cloud-controller-manager's chart and config code).
 describe("hcloudCcmValues, as the controller starts with them", () => {
   /** The `kube-system/hcloud` Secret both clusters have (the fleet writes it; CAPH writes it into tenants). */
   const hcloudSecret: Record<string, string> = { token: "t0ken", network: "4711" };

@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { pluginModule } from "../../../tests/plugins";
-import { dirOrThrow, goModule } from "../../../tests/upstream";
+import { pluginModule } from "../../../tests/support/plugins";
+import { dirOrThrow, goModule } from "../../../tests/support/upstream";
 import { interruptedRelease, type HelmRevision } from "./helm-history";
 
 const chart = "cert-manager";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crdSchema, patchDefinitions, undeclaredSegment } from "../../../tests/cluster-class-patches";
+import { crdSchema, patchDefinitions, undeclaredSegment } from "../../../tests/support/cluster-class-patches";
 import {
   buildGoTemplateRenderer,
   capiModuleDir,
@@ -14,10 +14,10 @@ import {
   type GoTemplateRenderer,
   type TemplateHolder,
   type VariableValue,
-} from "../../../tests/cluster-class-topology";
-import { readStackConfig } from "../../../tests/stack-files";
-import { skipIfDeclared } from "../../../tests/unverified";
-import { crdSources, type Crd } from "../../../tests/upstream-crds";
+} from "../../../tests/support/cluster-class-topology";
+import { readStackConfig } from "../../../tests/support/stack-files";
+import { skipIfDeclared } from "../../../tests/support/unverified";
+import { crdSources, type Crd } from "../../../tests/support/upstream-crds";
 import { carenExtensionNames } from "./caren-extensions";
 import { catalog } from "../versions/catalog";
 import type { Manifest } from "./cluster-api-kinds";
@@ -225,10 +225,10 @@ describe("template names", () => {
 });
 
 // The class applied to the stacks' tenants the way CAPI's topology controller applies it
-// (tests/cluster-class-topology.ts: Go's text/template for the templates, CAPI's defaulting and
+// (tests/support/cluster-class-topology.ts: Go's text/template for the templates, CAPI's defaulting and
 // patch rules ported), and the patched templates checked against the CRDs CAPI and CAPH serve
 // (sigs.k8s.io/cluster-api@v1.12.10 and syself/cluster-api-provider-hetzner@v1.1.8: config/crd/bases).
-// The same class runs through CAPI's real controllers in tests/capi-in-the-loop.test.ts; these
+// The same class runs through CAPI's real controllers in tests/in-the-loop/capi-in-the-loop.test.ts; these
 // tests are the quick ones, fast enough to run for every mutant.
 
 let renderer: GoTemplateRenderer;

@@ -39,7 +39,7 @@ export const capacityAnnotations = {
  * Pods a node takes: the kubelet's default `maxPods`, which the fleet's kubeadm configuration
  * keeps (k8s.io/kubernetes: pkg/kubelet/apis/config/v1beta1/defaults.go). Without the maxPods
  * annotation the provider's server has room for no pod at all, and Karpenter finds "no instance
- * type has enough resources" (seen in tests/karpenter-in-the-loop.test.ts).
+ * type has enough resources" (seen in tests/in-the-loop/karpenter-in-the-loop.test.ts).
  */
 export const kubeletMaxPods = 110;
 

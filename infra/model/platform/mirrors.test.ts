@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { buildGoProgram } from "../../../tests/go-programs";
+import { buildGoProgram } from "../../../tests/support/go-programs";
 import { fleetConfigSchema } from "../config/fleet-config";
 import { catalog } from "../versions/catalog";
 import { clusterApiProviders } from "./cluster-api-providers";

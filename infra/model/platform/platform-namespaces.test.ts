@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { capiModuleDir, moduleDir } from "../../../tests/cluster-class-topology";
+import { capiModuleDir, moduleDir } from "../../../tests/support/cluster-class-topology";
 import { clusterApiProviders } from "./cluster-api-providers";
 import { clusterClassNamespace } from "./hetzner-cluster-class";
 import { platformNamespaces, reservedNamespaces } from "./platform-namespaces";

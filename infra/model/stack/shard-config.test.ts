@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { fakeHcloudToken, readStackConfig } from "../../../tests/stack-files";
+import { fakeHcloudToken, readStackConfig } from "../../../tests/support/stack-files";
 import { shardValues } from "../../../tests/support/fleet-config-fixtures";
 import { tenantsPerStack } from "../config/shards";
 import { configKeys, FleetConfigError } from "../config/stack-config";

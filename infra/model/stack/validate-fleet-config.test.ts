@@ -3,7 +3,7 @@
 // config/secret-reader.test.ts, config/hcloud-names.test.ts, management/validate-management.test.ts,
 // tenant/validate-tenants.test.ts (all through parseFleetConfig, from the builders in fleet-config-fixtures.ts).
 import { describe, expect, it } from "vitest";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { catalog } from "../versions/catalog";
 import { fleetConfigSchema, k3sClusterNetworks } from "../config/fleet-config";
 import {

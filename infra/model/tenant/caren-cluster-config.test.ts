@@ -3,11 +3,11 @@ import path from "node:path";
 import Ajv from "ajv";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { undeclaredSegment, type Schema } from "../../../tests/cluster-class-patches";
-import { crdFiles } from "../../../tests/cluster-class-topology";
-import { carenApiCrdSource, carenChartDir, convertCrdSchema, specSchemaOf } from "../../../tests/caren-variables";
-import { skipIfDeclared } from "../../../tests/unverified";
-import { readStackConfig } from "../../../tests/stack-files";
+import { undeclaredSegment, type Schema } from "../../../tests/support/cluster-class-patches";
+import { crdFiles } from "../../../tests/support/cluster-class-topology";
+import { carenApiCrdSource, carenChartDir, convertCrdSchema, specSchemaOf } from "../../../tests/support/caren-variables";
+import { skipIfDeclared } from "../../../tests/support/unverified";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { carenClusterSettings, carenCniConfig, ciliumPreflightValues, ciliumPreflightValuesKey, ciliumValuesConfigMapName, ciliumValuesData, ciliumValuesKey, kubeProxyModeOf, registryCredentialsSecretName } from "./caren-cluster-config";
 import { registryCredentialNames } from "../config/secret-reader";
 import type { TenantSettings } from "../config/fleet-config";
@@ -17,10 +17,10 @@ import { parseFleetConfig } from "../stack/validate-fleet-config";
 
 // The clusterConfig fields the program maps from the stack config, against the schema CAREN
 // publishes for them: the Docker clusterConfig, rebuilt from CAREN's CRD as CAREN's discovery
-// handler does (tests/caren-variables.ts; nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
+// handler does (tests/support/caren-variables.ts; nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
 // api/v1alpha1/crds/caren.nutanix.com_dockerclusterconfigs.yaml). A field CAREN does not declare
 // is dropped by CAPI's variable schema check, a wrong value refused. On a real API server and
-// through CAPI: tests/caren-schema.test.ts, tests/capi-in-the-loop.test.ts.
+// through CAPI: tests/in-the-loop/caren-schema.test.ts, tests/in-the-loop/capi-in-the-loop.test.ts.
 
 let schema: Record<string, unknown> | undefined;
 let unavailable = "";
@@ -156,7 +156,7 @@ describe("what CAREN receives", () => {
 });
 
 // Cilium's upgrade preflight (`preflight-values.yaml`) against CAREN's chart default at the
-// catalog's release (through the resolver: tests/caren-variables.ts `carenChartDir`;
+// catalog's release (through the resolver: tests/support/caren-variables.ts `carenChartDir`;
 // nutanix-cloud-native/cluster-api-runtime-extensions-nutanix@v0.50.0:
 // charts/cluster-api-runtime-extensions-nutanix/addons/cni/cilium/preflight-values-template.yaml).
 describe("Cilium's upgrade preflight values", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { immutableChanges, tenantImmutables } from "./tenant-immutables";
 import { FleetConfigError } from "../config/stack-config";
 import { parseFleetConfig, type FleetConfig } from "../stack/validate-fleet-config";
@@ -7,8 +7,8 @@ import { parseFleetConfig, type FleetConfig } from "../stack/validate-fleet-conf
 // The CAREN settings of a tenant (ntp, proxy, registries, users, kube-proxy mode, Cilium values)
 // as the stack config takes them: the committed prod stack (which sets every one on `payments`)
 // is the valid baseline, and each case changes one thing and expects the key path and what is
-// allowed. What CAREN's schema and CAPI do with the values: tests/caren-schema.test.ts and
-// tests/capi-in-the-loop.test.ts.
+// allowed. What CAREN's schema and CAPI do with the values: tests/in-the-loop/caren-schema.test.ts and
+// tests/in-the-loop/capi-in-the-loop.test.ts.
 
 type Tenant = Record<string, unknown> & { name: string; cni: Record<string, unknown> };
 

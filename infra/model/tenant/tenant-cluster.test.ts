@@ -2,10 +2,10 @@ import Ajv from "ajv";
 import { parse } from "yaml";
 import { poolCapacityAnnotations } from "../platform/karpenter";
 import { describe, expect, it } from "vitest";
-import { crdSchema } from "../../../tests/cluster-class-patches";
-import { crdFiles } from "../../../tests/cluster-class-topology";
-import { readStackConfig } from "../../../tests/stack-files";
-import { crdSources } from "../../../tests/upstream-crds";
+import { crdSchema } from "../../../tests/support/cluster-class-patches";
+import { crdFiles } from "../../../tests/support/cluster-class-topology";
+import { readStackConfig } from "../../../tests/support/stack-files";
+import { crdSources } from "../../../tests/support/upstream-crds";
 import { carenExtensionNames } from "../platform/caren-extensions";
 import { poolAutoscalerAnnotations } from "../platform/cluster-autoscaler";
 import { catalog } from "../versions/catalog";
@@ -44,8 +44,8 @@ const topologyOf = (tenant: TenantClusterSettings) => (tenantClusterManifest(ten
 /**
  * Checks topology variables like CAPI does: declared, required ones present, values valid against
  * the class's schema. `clusterConfig` is declared by CAREN's discovery, not by the class: its
- * value is checked against CAREN's own schema in tests/caren-schema.test.ts and by CAPI in
- * tests/capi-in-the-loop.test.ts.
+ * value is checked against CAREN's own schema in tests/in-the-loop/caren-schema.test.ts and by CAPI in
+ * tests/in-the-loop/capi-in-the-loop.test.ts.
  */
 function variableProblems(variables: { name: string; value: unknown }[]): string[] {
   const ajv = new Ajv({ strict: false, allErrors: true });

@@ -3,8 +3,8 @@ import { everyoneIn, portCovers } from "../../../policies/rules/management-admin
 import { carenExtensionNames } from "../platform/caren-extensions";
 import { managementFirewallRules, type FirewallRuleSpec } from "../management/firewall-rules";
 import { hetznerClusterClassManifests, hetznerClusterNameOf } from "../platform/hetzner-cluster-class";
-import { admits } from "../../../tests/hcloud-firewall";
-import { readStackConfig } from "../../../tests/stack-files";
+import { admits } from "../../../tests/support/hcloud-firewall";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import { caphServerOwnershipLabel, maxTenantNameLength, tenantFirewallRules, tenantNameLabelProblem, tenantServerLabelSelector, tenantSshKeyWarning } from "./tenant-firewall";
 import { FleetConfigError } from "../config/stack-config";
 import { parseFleetConfig } from "../stack/validate-fleet-config";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readStackConfig } from "../../../tests/stack-files";
+import { readStackConfig } from "../../../tests/support/stack-files";
 import type { TenantSettings } from "../config/fleet-config";
 import { deployedImmutablesFrom, immutableChanges, tenantImmutables, tenantImmutablesOutput, type TenantImmutables } from "./tenant-immutables";
 import { parseFleetConfig } from "../stack/validate-fleet-config";

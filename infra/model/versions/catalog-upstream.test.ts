@@ -3,14 +3,14 @@ import path from "node:path";
 import semver from "semver";
 import { describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { carenChartDir } from "../../../tests/caren-variables";
-import { capiModuleDir, moduleDir } from "../../../tests/cluster-class-topology";
-import { dirOrThrow } from "../../../tests/upstream";
+import { carenChartDir } from "../../../tests/support/caren-variables";
+import { capiModuleDir, moduleDir } from "../../../tests/support/cluster-class-topology";
+import { dirOrThrow } from "../../../tests/support/upstream";
 import { catalog, type MinorRange } from "./catalog";
 import { compareMinors } from "./kubernetes-version";
 
 // The catalog's claims checked against upstream files read at test time (the Go module proxy, through
-// tests/upstream.ts). The hcloud CCM and CSI driver are not here: the proxy refuses both modules, so
+// tests/support/upstream.ts). The hcloud CCM and CSI driver are not here: the proxy refuses both modules, so
 // their catalog entries cite readings of the source store instead (see their comments).
 
 const versionsMd = "docs/book/src/reference/versions.md";

@@ -2,7 +2,7 @@
  * The version catalog: every version the fleet pins, and the compatibility facts that
  * config validation, the components and the policy pack check against. Pure data and
  * types: no Pulumi import, because `policies/` shares this module. No other file may
- * contain a version literal (tests/repo-guards.test.ts enforces it).
+ * contain a version literal (tests/repo/repo-guards.test.ts enforces it).
  *
  * Why this set (checked against the sources cited per entry):
  * - CAPI v1.12.x: CAREN v0.45–v0.50 is built on it (and untested on v1.13); CAPH v1.1.x
@@ -288,7 +288,7 @@ export const catalog = {
      * sigs.k8s.io/karpenter as the provider's go.mod at that tag requires it: the NodePool and
      * NodeClaim API (karpenter.sh/v1), served by the Go module proxy. Its own CRDs are not the
      * ones to install: their NodeClaim rule refuses the provider's requirement label; the tag's
-     * charts/karpenter/crds are (tests/karpenter-in-the-loop.test.ts shows both).
+     * charts/karpenter/crds are (tests/in-the-loop/karpenter-in-the-loop.test.ts shows both).
      */
     karpenterVersion: "v1.4.0",
   },
@@ -317,7 +317,7 @@ export const catalog = {
      */
     distribution: "2.9.4",
     /**
-     * The controllers that distribution ships, which tests/flux-in-the-loop.test.ts builds from
+     * The controllers that distribution ships, which tests/in-the-loop/flux-in-the-loop.test.ts builds from
      * the Go module proxy and runs (image tags in flux-operator@v0.59.0:
      * config/data/flux/v2.9.4/{source,kustomize}-controller.yaml; a test compares them).
      */

@@ -10,11 +10,11 @@ import path from "node:path";
 import Ajv from "ajv";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { crdSchema } from "../../../tests/cluster-class-patches";
-import { crdFiles } from "../../../tests/cluster-class-topology";
-import { buildGoProgram } from "../../../tests/go-programs";
-import { repoRoot } from "../../../tests/stack-files";
-import { crdSources } from "../../../tests/upstream-crds";
+import { crdSchema } from "../../../tests/support/cluster-class-patches";
+import { crdFiles } from "../../../tests/support/cluster-class-topology";
+import { buildGoProgram } from "../../../tests/support/go-programs";
+import { repoRoot } from "../../../tests/support/stack-files";
+import { crdSources } from "../../../tests/support/upstream-crds";
 import { catalog } from "./catalog";
 import {
   computeUpgradePlan,
