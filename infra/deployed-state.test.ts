@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import { beforeAll, describe, expect, it } from "vitest";
-import { runProgramAgain, settle } from "../tests/support/fleet-run";
+import { runProgramAgain } from "../tests/support/fleet-run";
+import { settle } from "../tests/support/pulumi-mocks";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
 import { catalog } from "./model/versions/catalog";
 import { stackOutputs } from "./model/contract/outputs";

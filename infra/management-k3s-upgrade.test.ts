@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { runProgramAgain, settle } from "../tests/support/fleet-run";
+import { runProgramAgain } from "../tests/support/fleet-run";
+import { settle } from "../tests/support/pulumi-mocks";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
 import { catalog } from "./model/versions/catalog";
 import { parseK3sVersion } from "./model/versions/kubernetes-version";

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { describe, expect, it } from "vitest";
-import { settle } from "../tests/support/fleet-run";
+import { settle } from "../tests/support/pulumi-mocks";
 import { installRecordingMocks, valueOf, type Registration } from "../tests/support/pulumi-mocks";
 import { readStackConfig } from "../tests/support/stack-files";
 import { loadStackConfig } from "./config";

@@ -12,6 +12,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { tsImport } from "tsx/esm/api";
 import { stringify } from "yaml";
 import { kubeRequest, parseKubeconfig } from "../components/kube-client.mjs";
 
@@ -97,12 +98,9 @@ function parseArgs(argv) {
   return /** @type {typeof options & { target: "hetzner" | "local" }} */ (options);
 }
 
-/** The catalog's tenant Kubernetes versions, as `npm run plan` reads them (the compiled model is not needed for a list of strings). */
-function listedVersions() {
-  const catalog = readFileSync(path.join(repoRoot, "infra", "model", "versions", "catalog.ts"), "utf8");
-  const list = /tenantKubernetesVersions:\s*\[([^\]]*)\]/.exec(catalog)?.[1] ?? "";
-  return [...list.matchAll(/"(v\d+\.\d+\.\d+)"/g)].map((match) => /** @type {string} */ (match[1]));
-}
+// The version catalog (TypeScript, as `npm run plan` reads it), imported with tsx, the loader
+// scripts/run-ts runs the repository's TypeScript programs with; e2e stays a .mjs that `node` runs.
+const { catalog } = /** @type {typeof import("../infra/model/versions/catalog.js")} */ (await tsImport("../infra/model/versions/catalog.ts", import.meta.url));
 
 /** An OpenSSH ed25519 public key whose private half is thrown away (the management servers need one; nobody logs in). */
 function throwawaySshKey() {
@@ -131,7 +129,7 @@ function stackFor(target) {
   const adminCidr = process.env.E2E_ADMIN_CIDR;
   if (!token) usageError("--target hetzner needs HCLOUD_TOKEN (a project used for nothing else)");
   if (!adminCidr) usageError("--target hetzner needs E2E_ADMIN_CIDR (the CIDR you run it from, e.g. 203.0.113.7/32)");
-  const versions = listedVersions();
+  const versions = catalog.tenantKubernetesVersions;
   return {
     config: {
       "capi-fleet:management": { mode: "hetzner", location: "fsn1", serverType: "cx23", servers: 1, deletionProtection: false, adminCidrs: [adminCidr], sshPublicKey: throwawaySshKey() },
@@ -281,7 +279,7 @@ async function upgrade(run, to) {
   );
   const tenant = tenants[0];
   if (!tenant) throw new Error(`${stackFile} has no tenant to upgrade`);
-  const versions = listedVersions();
+  const versions = catalog.tenantKubernetesVersions;
   const minor = (/** @type {string} */ version) => Number(version.split(".")[1]);
   const target = to ?? versions.find((version) => minor(version) === minor(tenant.kubernetesVersion) + 1);
   if (!target) throw new Error(`no listed version one minor above ${tenant.kubernetesVersion} (${versions.join(", ")}); pass --to`);

@@ -10,11 +10,13 @@ import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { readStackConfig } from "../tests/support/stack-files";
 import { repoRoot } from "../tests/support/stack-files";
 
-// `npm run plan` end to end: scripts/plan compiles the CLI once (first test), the others
-// run the compiled file directly to keep the suite fast.
+// `npm run plan` end to end: the first test runs scripts/plan as users do; the others run what it
+// runs (scripts/plan.ts with scripts/run-ts), some in a working directory of their own.
 
 const [oldest, middle, newest] = catalog.tenantKubernetesVersions;
-const compiled = path.join(repoRoot, "node_modules/.cache/capi-fleet-plan/scripts/plan.js");
+const runTs = path.join(repoRoot, "scripts", "run-ts");
+/** PATH with the node running the tests first: scripts/run-ts and scripts/plan run `node`. */
+const nodeOnPath = `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 
 /** A local file backend holding one stack whose last outputs include `tenantVersions`. */
 function localBackend(stack: string, tenantVersions: unknown, gzip = false): string {
@@ -45,11 +47,11 @@ function brokenStackDir(): string {
 }
 
 function plan(args: string[], input?: string, env: Record<string, string> = {}, cwd = repoRoot) {
-  const result = spawnSync(process.execPath, [compiled, ...args], {
+  const result = spawnSync(runTs, [path.join(repoRoot, "scripts", "plan.ts"), ...args], {
     cwd,
     encoding: "utf8",
     input,
-    env: { ...process.env, PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`, ...env },
+    env: { ...process.env, PATH: nodeOnPath, PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`, ...env },
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
@@ -63,7 +65,7 @@ describe("npm run plan", () => {
       encoding: "utf8",
       env: {
         ...process.env,
-        PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`,
+        PATH: nodeOnPath,
         PULUMI_BACKEND_URL: `file://${path.join(repoRoot, "no-such-state")}`,
       },
     });

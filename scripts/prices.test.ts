@@ -20,7 +20,10 @@ import { loadBalancerTypes } from "../infra/model/facts/hetzner";
 // the Go module proxy; the fields the refresh reads are checked against hcloud-go's schema structs.
 
 const hcloudGo = { module: "github.com/hetznercloud/hcloud-go/v2", version: "v2.53.0" };
-const compiled = path.join(repoRoot, "node_modules/.cache/capi-fleet-plan/scripts/prices.js");
+const runTs = path.join(repoRoot, "scripts", "run-ts");
+const pricesProgram = path.join(repoRoot, "scripts", "prices.ts");
+/** PATH with the node running the tests first: scripts/run-ts and scripts/prices run `node`. */
+const nodeOnPath = `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`;
 const scratch = mkdtempSync(path.join(tmpdir(), "prices-"));
 let schemaSource = "";
 let recordedPricing: unknown;
@@ -34,9 +37,9 @@ beforeAll(() => {
   const body = /func TestPricingSchema\(t \*testing\.T\) \{\s*data := \[\]byte\(`([\s\S]*?)`\)/.exec(test)?.[1];
   if (!body) throw new Error("hcloud/schema_test.go: no TestPricingSchema document");
   recordedPricing = { pricing: JSON.parse(body) as unknown };
-  // Compile the CLI (with scripts/plan's program): the refresh runs as users run it.
-  const build = spawnSync("bash", ["scripts/prices", "--help"], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, PATH: `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}` } });
-  if (build.status !== 0) throw new Error(`scripts/prices --help: ${build.stderr}`);
+  // The command users run (scripts/prices, a link to scripts/plan) starts; the tests below run what it runs.
+  const help = spawnSync("bash", ["scripts/prices", "--help"], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, PATH: nodeOnPath } });
+  if (help.status !== 0) throw new Error(`scripts/prices --help: ${help.stderr}`);
 }, 300_000);
 afterAll(() => {
   rmSync(scratch, { recursive: true, force: true });
@@ -67,13 +70,13 @@ function schemaPaths(source: string): Set<string> {
 /** The CLI in a child process, without blocking this one (a stand-in server here must answer it). */
 function pricesAsync(args: string[], env: NodeJS.ProcessEnv): Promise<{ status: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [compiled, ...args], { cwd: repoRoot, env: { ...process.env, ...env }, timeout: 60_000 }, (error, stdout, stderr) => { resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }); },
+    execFile(runTs, [pricesProgram, ...args], { cwd: repoRoot, env: { ...process.env, PATH: nodeOnPath, ...env }, timeout: 60_000 }, (error, stdout, stderr) => { resolve({ status: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }); },
     );
   });
 }
 
 function prices(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const result = spawnSync(process.execPath, [compiled, ...args], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, ...env }, timeout: 60_000 });
+  const result = spawnSync(runTs, [pricesProgram, ...args], { cwd: repoRoot, encoding: "utf8", env: { ...process.env, PATH: nodeOnPath, ...env }, timeout: 60_000 });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

@@ -35,10 +35,9 @@ const usage = `usage: npm run bench -- [--runs N] [--tenants 1,10,100,500] [--pl
   --capi             run (default) or skip part 5
   --out              report path (default node_modules/.cache/capi-fleet-bench/bench-report.json)`;
 
-/** Where tools/bench compiled this file: <out>/tools/bench.js. */
-const compiledRoot = path.resolve(__dirname, "..");
-// tools/bench runs this from the repository root.
-const repoRoot = process.cwd();
+const repoRoot = path.resolve(__dirname, "..");
+/** The default report's directory, and where part 5 leaves its figures for this process. */
+const benchCache = path.join(repoRoot, "node_modules", ".cache", "capi-fleet-bench");
 
 function sizes(text: string): number[] {
   const values = text.split(",").map((part) => Number(part.trim()));
@@ -46,9 +45,12 @@ function sizes(text: string): number[] {
   return values;
 }
 
-/** Runs one compiled sample script in a fresh node and parses the JSON line it prints. */
+/**
+ * Runs one sample program (tools/benchmarks/<script>) in a fresh node and parses the JSON line it
+ * prints. The node flags this process runs with (scripts/run-ts's preload of tsx) run it as well.
+ */
 async function sample<T>(script: string, args: readonly string[]): Promise<T> {
-  const { stdout } = await execFileAsync(process.execPath, [path.join(compiledRoot, "tools", "benchmarks", script), ...args], {
+  const { stdout } = await execFileAsync(process.execPath, [...process.execArgv, path.join(repoRoot, "tools", "benchmarks", script), ...args], {
     cwd: repoRoot,
     maxBuffer: 64 * mebibyte,
     timeout: 10 * 60_000,
@@ -95,7 +97,7 @@ async function main(argv: string[]): Promise<number> {
       capi: { type: "string", default: "run" },
       "scale-per-stack": { type: "string", default: String(tenantsPerStack.recommended) },
       "scale-single-max": { type: "string", default: "100" },
-      out: { type: "string", default: path.join(compiledRoot, "bench-report.json") },
+      out: { type: "string", default: path.join(benchCache, "bench-report.json") },
       help: { type: "boolean", short: "h" },
     },
     strict: true,
@@ -131,7 +133,7 @@ async function main(argv: string[]): Promise<number> {
       singleStackMax,
       log,
       dump: async (size, file) => {
-        await sample<ProgramSample>("program-run.js", [String(size), "--dump", file]);
+        await sample<ProgramSample>("program-run.ts", [String(size), "--dump", file]);
       },
     });
     const section = scaleSection(scale);
@@ -148,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
   const programSamples = new Map<number, ProgramSample[]>(fleetSizes.map((size) => [size, []]));
   for (let run = 1; run <= runs; run++) {
     for (const size of fleetSizes) {
-      const result = await sample<ProgramSample>("program-run.js", [String(size)]);
+      const result = await sample<ProgramSample>("program-run.ts", [String(size)]);
       programSamples.get(size)?.push(result);
       log(`program ${size} tenants, run ${run}/${runs}: ${seconds(result.registrationMs)} registration (CPU ${seconds(result.registrationCpuMs)}, load ${result.loadAverage.toFixed(1)}), ${(result.peakHeapBytes / mebibyte).toFixed(0)} MiB heap, ${milliseconds(result.policyMs)} policies`);
     }
@@ -157,7 +159,7 @@ async function main(argv: string[]): Promise<number> {
   // Part 3.
   const plannerSamples: PlannerResult[] = [];
   for (let run = 1; run <= runs; run++) {
-    const result = await sample<PlannerResult>("planner-run.js", [String(plans)]);
+    const result = await sample<PlannerResult>("planner-run.ts", [String(plans)]);
     plannerSamples.push(result);
     log(`planner run ${run}/${runs}: ${Math.round(result.plansPerSecond).toLocaleString("en-US")} plans/s`);
   }
@@ -170,7 +172,7 @@ async function main(argv: string[]): Promise<number> {
           mode: values.preview as PreviewMode,
           log,
           dump: async (size, file) => {
-            await sample<ProgramSample>("program-run.js", [String(size), "--dump", file]);
+            await sample<ProgramSample>("program-run.ts", [String(size), "--dump", file]);
           },
         });
 
@@ -180,7 +182,8 @@ async function main(argv: string[]): Promise<number> {
   if (values.capi === "skip") {
     capiReconcile = { status: "not run", reason: "skipped (--capi skip)" };
   } else {
-    const capiOut = path.join(compiledRoot, "capi-reconcile.json");
+    const capiOut = path.join(benchCache, "capi-reconcile.json");
+    mkdirSync(benchCache, { recursive: true });
     rmSync(capiOut, { force: true });
     try {
       await execFileAsync(path.join(repoRoot, "node_modules", ".bin", "vitest"), ["run", "--config", "tools/benchmarks/capi-reconcile.vitest.config.mjs"], {

@@ -20,7 +20,7 @@ import { priceTableVariable } from "../../policies/lib/prices";
 import { resourceTypes } from "../../policies/lib/fleet-resources";
 import { allRules } from "../../policies/rules";
 import { evaluate, type Violation } from "../../policies/testing/harness";
-import { settle } from "../support/fleet-run";
+import { settle } from "../support/pulumi-mocks";
 import { offlineEngineScratch } from "../support/legacy-policy-pack";
 import { engineViewOfRegistrations } from "../support/policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "../support/pulumi-mocks";

@@ -12,7 +12,7 @@ import type { FleetConfig } from "../../infra/model/stack/validate-fleet-config"
 import { resourceTypes } from "../../policies/lib/fleet-resources";
 import { allRules } from "../../policies/rules";
 import { evaluate, type Violation } from "../../policies/testing/harness";
-import { settle } from "../support/fleet-run";
+import { settle } from "../support/pulumi-mocks";
 import { engineViewOfRegistrations, type RunKind } from "../support/policy-resources";
 import { installRecordingMocks, valueOf, type Registration } from "../support/pulumi-mocks";
 import { readStackConfig, repoRoot, withKarpenterPool } from "../support/stack-files";

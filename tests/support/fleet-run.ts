@@ -4,19 +4,8 @@ import { resourceHooksAvailable } from "../../components/helm-release";
 import { loadFleetConfig } from "../../infra/config";
 import { planTenantUpgradesOrStop } from "../../infra/deployed-state";
 import { createFleet, type FleetOutputs } from "../../infra/fleet";
-import { installRecordingMocks, mockFailure, valueOf, type Registration } from "./pulumi-mocks";
+import { installRecordingMocks, mockFailure, settle, valueOf, type Registration } from "./pulumi-mocks";
 import { readStackConfig } from "./stack-files";
-
-/** Waits until the mocks have seen every registration the program queued. */
-export async function settle(registrations: Registration[]): Promise<void> {
-  let stableRounds = 0;
-  let seen = -1;
-  while (stableRounds < 5) {
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    stableRounds = registrations.length === seen ? stableRounds + 1 : 0;
-    seen = registrations.length;
-  }
-}
 
 /**
  * Runs the program for a committed stack file under mocks and records what it registers.

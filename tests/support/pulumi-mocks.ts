@@ -265,6 +265,17 @@ export function valueOf<T>(output: pulumi.Output<T>): Promise<T> {
   });
 }
 
+/** Waits until the mocks have seen every registration the program queued. */
+export async function settle(registrations: Registration[]): Promise<void> {
+  let stableRounds = 0;
+  let seen = -1;
+  while (stableRounds < 5) {
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    stableRounds = registrations.length === seen ? stableRounds + 1 : 0;
+    seen = registrations.length;
+  }
+}
+
 /** Counts registrations by type token. */
 export function countByType(registrations: readonly Registration[]): Record<string, number> {
   const counts: Record<string, number> = {};

@@ -1,5 +1,5 @@
 // What part 5 of `npm run bench` (tools/benchmarks/capi-reconcile.run.ts) reports; a module of
-// its own so that tools/bench.ts, compiled on its own, needs none of the test harness.
+// its own so that tools/bench.ts loads none of the test harness (vitest, which part 5 runs in).
 
 /** One fleet size's samples. */
 export interface CapiReconcileRow {

@@ -1,7 +1,7 @@
 // The stack file's JSON Schema (stacks/stack-file.schema.json) and the config key table of
 // docs/configuration.md, both generated from the zod schemas the program validates with, so the
 // editor's checks, the reference and the validation cannot drift apart. `npm run config-schema`
-// writes them (write.run.ts); tests/repo/config-schema.test.ts fails when the committed files differ.
+// writes them (write.ts); tests/repo/config-schema.test.ts fails when the committed files differ.
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { z } from "zod";
