@@ -108,7 +108,7 @@ async function sample(tenants: number, dumpTo?: string): Promise<ProgramSample> 
   const cpu = process.cpuUsage(cpuStart);
   const peakHeapBytes = heap.stop();
 
-  // Next to this file, not the working directory: the mocks moved that to the program's (tests/engine-pwd.ts).
+  // Next to this file, not the working directory: the mocks moved that to the program's (tests/support/engine-pwd.ts).
   const policyConfig = JSON.parse(readFileSync(path.join(__dirname, "..", "..", "policies", "config", `${baseStack}.json`), "utf8")) as Record<string, unknown>;
   const resources = engineViewOfRegistrations(registrations);
   const policyStart = performance.now();

@@ -1,5 +1,5 @@
 // `npm run config-schema`: writes stacks/stack-file.schema.json and the key table of
-// docs/configuration.md from the zod schemas (stack-file-schema.ts); tests/config-schema.test.ts
+// docs/configuration.md from the zod schemas (stack-file-schema.ts); tests/repo/config-schema.test.ts
 // fails while either differs from what this writes. Run by scripts/run-ts (tsx).
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";

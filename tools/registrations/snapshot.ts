@@ -79,7 +79,7 @@ async function main(argv: readonly string[]): Promise<number> {
     console.error(usage);
     return 2;
   }
-  // Resolved now: the mocks move the working directory to the program's (tests/engine-pwd.ts).
+  // Resolved now: the mocks move the working directory to the program's (tests/support/engine-pwd.ts).
   const outDir = path.resolve(directory);
   mkdirSync(outDir, { recursive: true });
   // One after another in this process, each under mocks installed anew.
