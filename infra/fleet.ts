@@ -265,7 +265,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster, release
     "flux",
     {
       gitops: config.gitops,
-      carenExtensionConfigName: caren.extensionConfigName,
+      carenExtensionConfigName: caren.extensionNames.extensionConfig,
       carenExtensionConfigApiVersion: apiVersions.extensionConfig,
       deletionProtection: management.deletionProtection,
       mirrors: config.mirrors,

@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/versions/catalog";
 import { parse } from "yaml";
 import { repoRoot } from "../../tests/stack-files";
-import { planManagementAddresses } from "./address-plan";
-import { renderK3sCloudInit, serverBootFiles } from "./k3s";
+import { planManagementAddresses, renderK3sCloudInit, serverBootFiles } from "../../infra/model/management/management-cluster";
 
 // The management servers' first boot, run for real in network namespaces this test creates
 // (and deletes), shaped like a Hetzner server: a public NIC `eth0` holding the default route

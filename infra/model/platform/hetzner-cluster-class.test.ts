@@ -22,9 +22,11 @@ import { carenExtensionNames } from "./caren-extensions";
 import { catalog } from "../versions/catalog";
 import type { Manifest } from "./cluster-api-kinds";
 import {
+  awaitedClusterClass,
   classVariables,
   clusterClassName,
   clusterClassNamespace,
+  defaultClassReadyTimeoutSeconds,
   hetznerClusterClassManifests,
   hetznerClusterClassTemplates,
   hetznerClusterNameOf,
@@ -853,5 +855,24 @@ describe("the class's health checks (CAPI's MachineHealthCheck rules)", () => {
       };
       expect(verdicts, role).toEqual({ noNodeAfter15Minutes: false, noNodeAfter25Minutes: true, notReadyFor10Minutes: true, unknownFor10Minutes: true, notReadyFor1Minute: false });
     }
+  });
+});
+
+describe("the class as the component registers it", () => {
+  it("is the built class, awaited until CAPI has reconciled its variables", () => {
+    const { clusterClass } = built();
+    const awaited = awaitedClusterClass(clusterClass);
+    expect({ ...awaited, metadata: { ...awaited.metadata, annotations: undefined } }).toEqual({ ...clusterClass, metadata: { ...clusterClass.metadata, annotations: undefined } });
+    expect(awaited.metadata.annotations).toEqual({ "pulumi.com/waitFor": "condition=VariablesReady", "pulumi.com/timeoutSeconds": String(defaultClassReadyTimeoutSeconds) });
+    expect(defaultClassReadyTimeoutSeconds).toBe(300);
+    expect(awaitedClusterClass(clusterClass, 42).metadata.annotations?.["pulumi.com/timeoutSeconds"]).toBe("42");
+  });
+
+  it("keeps annotations the class already has", () => {
+    const { clusterClass } = built();
+    const annotated = { ...clusterClass, metadata: { ...clusterClass.metadata, annotations: { "example.com/kept": "yes" } } };
+    expect(awaitedClusterClass(annotated).metadata.annotations).toMatchObject({ "example.com/kept": "yes", "pulumi.com/waitFor": "condition=VariablesReady" });
+    // The built class is left as it was.
+    expect(clusterClass.metadata.annotations).toBeUndefined();
   });
 });
