@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv";
@@ -205,12 +205,16 @@ describe("the kubelet install", () => {
 
   it("is a shell script that parses and refuses anything but vMAJOR.MINOR.PATCH before touching the node", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "install-kubernetes-"));
-    const script = path.join(dir, "install-kubernetes.sh");
-    writeFileSync(script, installKubernetesScript);
-    execFileSync("bash", ["-n", script]);
-    const refused = spawnSync("bash", [script, "latest"], { encoding: "utf8" });
-    expect(refused.status).toBe(2);
-    expect(refused.stderr).toContain("is not a Kubernetes version");
+    try {
+      const script = path.join(dir, "install-kubernetes.sh");
+      writeFileSync(script, installKubernetesScript);
+      execFileSync("bash", ["-n", script]);
+      const refused = spawnSync("bash", [script, "latest"], { encoding: "utf8" });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain("is not a Kubernetes version");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
