@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse } from "yaml";
-import { carenCiliumVersionPatch, carenNamespace, carenValues } from "../components/caren";
+import { carenCiliumVersionPatch, carenNamespace, carenValues } from "./model/platform/caren";
 import { carenCiliumAddonKey, carenHelmAddonsConfigMap } from "./model/platform/caren-helm-addons";
 import { catalog } from "./model/versions/catalog";
 import { carenChartDir } from "../tests/support/caren-variables";

@@ -266,7 +266,7 @@ function createPlatform(config: FleetConfig, cluster: ManagementCluster, release
     "flux",
     {
       gitops: config.gitops,
-      carenExtensionConfigName: caren.extensionConfigName,
+      carenExtensionConfigName: caren.extensionNames.extensionConfig,
       carenExtensionConfigApiVersion: apiVersions.extensionConfig,
       deletionProtection: management.deletionProtection,
       mirrors: config.mirrors,

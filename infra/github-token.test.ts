@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { providerSpec } from "../components/cluster-api";
+import { providerSpec } from "./model/platform/cluster-api";
 import { byType, one, runStack, waitsFor } from "../tests/support/fleet-run";
 import type { Registration } from "../tests/support/pulumi-mocks";
 import { clusterApiProviders, githubTokenVariable } from "./model/platform/cluster-api-providers";

@@ -5,7 +5,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { loadStackConfig } from "./config";
 import type { FleetConfig, ShardConfig } from "./model/stack/validate-fleet-config";
 import { planTenantUpgradesOrStop, readDeployedState } from "./deployed-state";
-import { resourceHooksAvailable } from "../components/helm-release";
+import { resourceHooksAvailable } from "../components/helm-release/interrupted-release";
 import { createFleet } from "./fleet";
 import { etcdSnapshotDropinDrift, etcdSnapshotK3sConfig } from "./model/management/etcd-snapshots";
 import { ownershipProblems, peerTenantVersions, qualifiedStackName } from "./model/config/shards";

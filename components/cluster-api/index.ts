@@ -1,36 +1,24 @@
 import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/versions/catalog";
-import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
 import {
-  clusterApiFeatureGates,
-  clusterApiOperatorValues,
-  clusterApiProviders,
-  featureGateSecretData,
-  featureGatesSecretName,
-  githubTokenVariable,
-  providerConfigSecret,
-  providerManagerContainer,
-  type ClusterApiProviderSpec,
-} from "../../infra/model/platform/cluster-api-providers";
-import { mirroredChart, mirroredImage, providerFetchConfig, type Mirrors } from "../../infra/model/platform/mirrors";
-import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
+  admissionRequest,
+  certManagerNamespace,
+  certManagerRelease,
+  clusterApiOperatorRelease,
+  operatorNamespace,
+  providerConfigSecretPlans,
+  providerManifest,
+  providersInOrder,
+} from "../../infra/model/platform/cluster-api";
+import { clusterApiFeatureGates, clusterApiProviders, featureGateSecretData, githubTokenVariable, type ClusterApiProviderSpec } from "../../infra/model/platform/cluster-api-providers";
+import type { Mirrors } from "../../infra/model/platform/mirrors";
 import type { DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
-
-/** API group and version of cluster-api-operator's provider resources. */
-
-/** Namespaces of the two charts this component installs. */
-export const certManagerNamespace = platformNamespaces.certManager;
-export const operatorNamespace = platformNamespaces.clusterApiOperator;
-
-/** Name of the Secret whose keys the operator substitutes into the provider manifests. */
-export { featureGatesSecretName };
 
 /** The admission wait's program, relative to the repository root (the command's `dir`). */
 export const waitForAdmissionScript = "scripts/wait-for-admission.mjs";
@@ -88,19 +76,15 @@ export class ClusterApi extends pulumi.ComponentResource {
     super(componentTypes.clusterApi, name, recorded, opts);
     const child = { parent: this };
     const first = { parent: this, dependsOn: upstreamOf(opts) };
-    const timeoutSeconds = String(args.providerReadyTimeoutSeconds ?? 900);
+    const providerOptions = { githubToken: args.githubToken !== undefined, mirrors: args.mirrors };
 
     const certManager =
       args.installCertManager === false
         ? undefined
-        : pinnedRelease(
-            `${name}-cert-manager`,
-            { pin: mirroredChart(catalog.certManager.chart, args.mirrors), namespace: certManagerNamespace, values: { crds: { enabled: true }, ...(args.mirrors?.images ? { imageRegistry: args.mirrors.images } : {}) }, recovery: args.releaseRecovery },
-            first,
-          );
+        : pinnedRelease(`${name}-cert-manager`, { ...certManagerRelease(args.mirrors), namespace: certManagerNamespace, recovery: args.releaseRecovery }, first);
     const operator = pinnedRelease(
       `${name}-operator`,
-      { pin: mirroredChart(catalog.clusterApiOperator.chart, args.mirrors), namespace: operatorNamespace, values: { ...clusterApiOperatorValues, ...(args.mirrors?.images ? { image: { manager: { repository: mirroredImage(catalog.clusterApiOperator.image, args.mirrors) } } } : {}) }, recovery: args.releaseRecovery },
+      { ...clusterApiOperatorRelease(args.mirrors), namespace: operatorNamespace, recovery: args.releaseRecovery },
       certManager ? { ...child, dependsOn: [certManager] } : first,
     );
 
@@ -118,10 +102,7 @@ export class ClusterApi extends pulumi.ComponentResource {
       return namespace;
     };
 
-    const [core, ...others] = clusterApiProviders;
-    if (core?.kind !== "CoreProvider") {
-      throw new Error("ClusterApi: the provider list must start with the CoreProvider");
-    }
+    const { core, others } = providersInOrder();
     const githubToken = args.githubToken === undefined ? undefined : pulumi.secret(args.githubToken);
     const gates = featureGateSecretData(clusterApiFeatureGates);
     const configData = (gated: boolean): pulumi.Input<Record<string, string>> => {
@@ -129,23 +110,15 @@ export class ClusterApi extends pulumi.ComponentResource {
       // With a token the whole data is a secret; the gates alone stay readable in diffs.
       return githubToken ? pulumi.secret(githubToken.apply((token) => ({ ...plain, [githubTokenVariable]: token }))) : plain;
     };
-    // One config Secret per provider that needs one, in the provider's own namespace (the operator's API requires it).
+    // One config Secret per provider that needs one, in the provider's own namespace.
     const configSecrets = new Map<ClusterApiProviderSpec, k8s.core.v1.Secret>();
-    for (const provider of clusterApiProviders) {
-      const ref = providerConfigSecret(provider, { githubToken: githubToken !== undefined });
-      if (!ref) continue;
-      if (ref.namespace !== provider.namespace) {
-        throw new Error(`ClusterApi: the config Secret of ${provider.kind} must be in ${provider.namespace}`);
-      }
-      const gated = ref.name === featureGatesSecretName;
-      // The core's gates Secret keeps the resource name it had as the only one, so it is not replaced.
-      const resourceName = gated && provider === core ? `${name}-feature-gates` : `${name}-${ref.namespace}-${gated ? "feature-gates" : "github-token"}`;
+    for (const plan of providerConfigSecretPlans(providerOptions)) {
       configSecrets.set(
-        provider,
+        plan.provider,
         new k8s.core.v1.Secret(
-          resourceName,
-          { metadata: { name: ref.name, namespace: ref.namespace }, stringData: configData(gated) },
-          { ...child, dependsOn: [namespaceOf(provider)] },
+          `${name}-${plan.resourceSuffix}`,
+          { metadata: { name: plan.name, namespace: plan.namespace }, stringData: configData(plan.gated) },
+          { ...child, dependsOn: [namespaceOf(plan.provider)] },
         ),
       );
     }
@@ -156,21 +129,7 @@ export class ClusterApi extends pulumi.ComponentResource {
 
     const facts = new DeclaredFacts();
     const providerResource = (provider: ClusterApiProviderSpec, dependsOn: pulumi.Resource[]) => {
-      const inputs = {
-        apiVersion: apiVersions.clusterApiOperatorProvider,
-        kind: provider.kind,
-        metadata: {
-          name: provider.name,
-          namespace: provider.namespace,
-          annotations: {
-            // Custom resources are not awaited by default; the operator sets Ready once
-            // the provider's controller Deployment is available.
-            "pulumi.com/waitFor": "condition=Ready",
-            "pulumi.com/timeoutSeconds": timeoutSeconds,
-          },
-        },
-        spec: providerSpec(provider, { githubToken: githubToken !== undefined, mirrors: args.mirrors }),
-      };
+      const inputs = providerManifest(provider, providerOptions, args.providerReadyTimeoutSeconds);
       return facts.add(
         new k8s.apiextensions.CustomResource(`${name}-${provider.kind.toLowerCase()}-${provider.name}`, inputs, {
           ...child,
@@ -191,7 +150,7 @@ export class ClusterApi extends pulumi.ComponentResource {
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({
             MANAGEMENT_KUBECONFIG: managementKubeconfig,
-            ADMISSION_REQUESTS: JSON.stringify(clusterApiProviders.map((provider) => admissionRequest(provider, { githubToken: githubToken !== undefined, mirrors: args.mirrors }))),
+            ADMISSION_REQUESTS: JSON.stringify(clusterApiProviders.map((provider) => admissionRequest(provider, providerOptions))),
           })),
         ),
         logging: command.local.Logging.Stderr,
@@ -209,35 +168,4 @@ export class ClusterApi extends pulumi.ComponentResource {
     this.declared = facts.all();
     this.registerOutputs({ version: this.version, ...facts.outputs() });
   }
-}
-
-/** The server-side dry run of one provider resource: its collection and the object (no secret in it). */
-export function admissionRequest(provider: ClusterApiProviderSpec, options: { githubToken: boolean; mirrors?: Mirrors }): { path: string; body: Record<string, unknown> } {
-  const [group, version] = apiVersions.clusterApiOperatorProvider.split("/");
-  return {
-    path: `/apis/${group}/${version}/namespaces/${provider.namespace}/${provider.kind.toLowerCase()}s`,
-    body: { apiVersion: apiVersions.clusterApiOperatorProvider, kind: provider.kind, metadata: { name: provider.name, namespace: provider.namespace }, spec: providerSpec(provider, options) },
-  };
-}
-
-/**
- * The `spec` of one provider resource. Gates go in twice on purpose: the configSecret
- * fills the `${CLUSTER_TOPOLOGY}`-style variables in the upstream manifests (what
- * `CLUSTER_TOPOLOGY=true clusterctl init` does), and `manager.featureGates` makes the
- * operator set the flag explicitly, so neither path alone can leave a gate off. With a
- * GitHub token every provider names a configSecret that holds it (`providerConfigSecret`).
- */
-export function providerSpec(provider: ClusterApiProviderSpec, options: { githubToken: boolean; mirrors?: Mirrors } = { githubToken: false }): Record<string, unknown> {
-  const gates = provider.featureGates;
-  const configSecret = providerConfigSecret(provider, options);
-  const fetchConfig = providerFetchConfig(provider, options.mirrors);
-  return {
-    version: provider.version,
-    ...(fetchConfig ? { fetchConfig } : {}),
-    ...(configSecret ? { configSecret: { name: configSecret.name, namespace: configSecret.namespace } } : {}),
-    ...(gates.length > 0 ? { manager: { featureGates: Object.fromEntries(gates.map((gate) => [gate, true])) } } : {}),
-    // The operator sets the image of the named container of the provider's Deployments
-    // (sigs.k8s.io/cluster-api-operator@v0.28.0: internal/controller/component_customizer.go, customizeContainer).
-    ...(options.mirrors?.images ? { deployment: { containers: [{ name: providerManagerContainer, imageUrl: `${mirroredImage(provider.image, options.mirrors)}:${provider.version}` }] } } : {}),
-  };
 }

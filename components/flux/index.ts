@@ -1,38 +1,29 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { catalog } from "../../infra/model/versions/catalog";
-import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
-import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
 import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
-import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/platform/mirrors";
-import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
+import {
+  fleetRepository,
+  fluxInstance,
+  fluxNamespace,
+  fluxOperatorRelease,
+  infrastructureKustomization,
+  platformGateKustomization,
+  platformGateRepository,
+  tenantsKustomization,
+} from "../../infra/model/platform/flux";
+import type { Mirrors } from "../../infra/model/platform/mirrors";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
 
-/** Namespace of the operator and of the one FluxInstance. */
-export const fluxNamespace = platformNamespaces.flux;
-/** The operator reconciles exactly one FluxInstance per cluster, and it must be named `flux`. */
-export const fluxInstanceName = "flux";
-/** Controllers the fleet uses: sources, Kustomizations, HelmReleases, alerts. */
-export const fluxComponents = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"] as const;
-/** Name of the GitRepository the fleet's Kustomizations read. */
-export const fleetRepositoryName = "fleet";
-/**
- * Name of the gate: a GitRepository of the same repository that ignores every file, and the
- * Kustomization that applies its (empty) artifact and only health-checks the platform.
- */
-export const platformGateName = "platform-ready";
-
-const sourceApiVersion = "source.toolkit.fluxcd.io/v1";
-const kustomizeApiVersion = apiVersions.fluxKustomization;
+// What components/tenant-cluster and the tests take from here; the model defines them.
 
 /** Arguments of {@link Flux}. */
 export interface FluxArgs {
   /** The repository to sync; without it only the operator and the FluxInstance are installed. */
   gitops?: GitOpsSettings;
   /** Name of CAREN's ExtensionConfig, which the gate health-checks. */
-  carenExtensionConfigName: pulumi.Input<string>;
+  carenExtensionConfigName: string;
   /** API version of that ExtensionConfig. */
   carenExtensionConfigApiVersion: string;
   /**
@@ -64,12 +55,11 @@ export class Flux extends pulumi.ComponentResource {
     // Component args become recorded inputs: never the kubeconfig inside releaseRecovery.
     const { releaseRecovery: _recovery, ...recorded } = args;
     super(componentTypes.flux, name, recorded, opts);
-    const operator = pinnedRelease(`${name}-operator`, {
-        pin: mirroredChart(catalog.flux.operatorChart, args.mirrors),
-        namespace: fluxNamespace,
-        ...(args.mirrors?.images ? { values: { image: { repository: mirroredImage(catalog.flux.operatorImage, args.mirrors) } } } : {}),
-        recovery: args.releaseRecovery,
-      }, { parent: this, dependsOn: upstreamOf(opts) });
+    const operator = pinnedRelease(
+      `${name}-operator`,
+      { ...fluxOperatorRelease(args.mirrors), namespace: fluxNamespace, recovery: args.releaseRecovery },
+      { parent: this, dependsOn: upstreamOf(opts) },
+    );
     this.instance = new k8s.apiextensions.CustomResource(
       `${name}-instance`,
       fluxInstance(args.mirrors),
@@ -84,167 +74,17 @@ export class Flux extends pulumi.ComponentResource {
       const afterInstance = { parent: this, dependsOn: [this.instance], protect };
       const repository = new k8s.apiextensions.CustomResource(`${name}-repository`, fleetRepository(gitops), afterInstance);
       const gateRepository = new k8s.apiextensions.CustomResource(`${name}-gate-repository`, platformGateRepository(gitops), afterInstance);
-      const infrastructure = new k8s.apiextensions.CustomResource(
-        `${name}-infrastructure`,
-        infrastructureKustomization(gitops),
-        { parent: this, dependsOn: [repository], protect },
-      );
-      const gate = new k8s.apiextensions.CustomResource(
-        `${name}-gate`,
-        platformGateKustomization(args.carenExtensionConfigName, args.carenExtensionConfigApiVersion),
-        { parent: this, dependsOn: [gateRepository], protect },
-      );
-      new k8s.apiextensions.CustomResource(
-        `${name}-tenants`,
-        tenantsKustomization(gitops),
-        { parent: this, dependsOn: [repository, infrastructure, gate], protect },
-      );
-      created.push("infrastructure", platformGateName, "tenants");
+      const kustomizations = {
+        infrastructure: infrastructureKustomization(gitops),
+        gate: platformGateKustomization(args.carenExtensionConfigName, args.carenExtensionConfigApiVersion),
+        tenants: tenantsKustomization(gitops),
+      };
+      const infrastructure = new k8s.apiextensions.CustomResource(`${name}-infrastructure`, kustomizations.infrastructure, { parent: this, dependsOn: [repository], protect });
+      const gate = new k8s.apiextensions.CustomResource(`${name}-gate`, kustomizations.gate, { parent: this, dependsOn: [gateRepository], protect });
+      new k8s.apiextensions.CustomResource(`${name}-tenants`, kustomizations.tenants, { parent: this, dependsOn: [repository, infrastructure, gate], protect });
+      created.push(...Object.values(kustomizations).map((kustomization) => kustomization.metadata.name));
     }
     this.kustomizations = pulumi.output(created);
     this.registerOutputs({ kustomizations: this.kustomizations });
   }
-}
-
-/** The FluxInstance: distribution pinned by the catalog, awaited until Ready. */
-export function fluxInstance(mirrors: Mirrors = {}): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: "fluxcd.controlplane.io/v1",
-    kind: "FluxInstance",
-    metadata: {
-      name: fluxInstanceName,
-      namespace: fluxNamespace,
-      annotations: { "pulumi.com/waitFor": "condition=Ready", "pulumi.com/timeoutSeconds": "600" },
-    },
-    spec: {
-      distribution: { version: catalog.flux.distribution, registry: mirroredImage(catalog.flux.registry, mirrors) },
-      components: [...fluxComponents],
-      cluster: { type: "kubernetes", multitenant: false, networkPolicy: true, domain: "cluster.local" },
-    },
-  };
-}
-
-/** The fleet repository's source spec; `secretRef` names the credentials of a private one. */
-function repositorySpec(gitops: GitOpsSettings): Record<string, unknown> {
-  return {
-    interval: "1m",
-    url: gitops.url,
-    ref: { branch: gitops.branch },
-    ...(gitops.secretRef ? { secretRef: { name: gitops.secretRef } } : {}),
-  };
-}
-
-/** The fleet repository. */
-export function fleetRepository(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: sourceApiVersion,
-    kind: "GitRepository",
-    metadata: { name: fleetRepositoryName, namespace: fluxNamespace },
-    spec: repositorySpec(gitops),
-  };
-}
-
-/**
- * The gate's source: the fleet repository with every file ignored (`ignore` is gitignore
- * syntax), so its artifact is empty and the gate has nothing to apply, with no path the
- * repository must hold for it.
- */
-export function platformGateRepository(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: sourceApiVersion,
-    kind: "GitRepository",
-    metadata: { name: platformGateName, namespace: fluxNamespace },
-    spec: { ...repositorySpec(gitops), interval: "10m", ignore: "/*" },
-  };
-}
-
-/** Shared Kustomization settings: prune what leaves Git, retry soon after a failure. */
-export function kustomizationSpec(path: string): Record<string, unknown> {
-  return {
-    interval: "10m",
-    retryInterval: "2m",
-    timeout: "5m",
-    prune: true,
-    sourceRef: { kind: "GitRepository", name: fleetRepositoryName },
-    path,
-  };
-}
-
-/**
- * The management cluster's Kustomizations: deleting one orphans what it applied. The default,
- * `MirrorPrune`, deletes all of it (fluxcd/kustomize-controller@v1.9.4:
- * api/v1/kustomization_types.go, GetDeletionPolicy; internal/controller/kustomization_controller.go,
- * finalize), so removing `gitops` or replacing a Kustomization would delete tenant Clusters.
- */
-function managementKustomizationSpec(path: string): Record<string, unknown> {
-  return { ...kustomizationSpec(path), deletionPolicy: "Orphan" };
-}
-
-/** Platform add-ons; Ready only when everything it applied is healthy (`wait`). */
-export function infrastructureKustomization(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: kustomizeApiVersion,
-    kind: "Kustomization",
-    metadata: { name: "infrastructure", namespace: fluxNamespace },
-    spec: { ...managementKustomizationSpec(gitops.paths.infrastructure), wait: true },
-  };
-}
-
-/**
- * The gate: applies the empty artifact of {@link platformGateRepository} and is Ready only
- * when every Cluster API controller's Deployment is available and CAPI has discovered CAREN's
- * handlers. Health checks run after apply (fluxcd/kustomize-controller@v1.9.4:
- * internal/controller/kustomization_controller.go, reconcile: apply, prune, then checkHealth),
- * so on `tenants` itself they would gate nothing; a dependency's `Ready` does
- * (checkDependencies). `wait` stays off because with it Flux checks only what it applied and
- * ignores `healthChecks` (checkHealth).
- */
-export function platformGateKustomization(
-  carenExtensionConfigName: pulumi.Input<string>,
-  carenExtensionConfigApiVersion: string,
-): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: kustomizeApiVersion,
-    kind: "Kustomization",
-    metadata: { name: platformGateName, namespace: fluxNamespace },
-    spec: {
-      ...managementKustomizationSpec("./"),
-      // Re-checked often: `tenants` waits for it (dependency retries every 30 s upstream).
-      interval: "1m",
-      sourceRef: { kind: "GitRepository", name: platformGateName },
-      wait: false,
-      healthChecks: [
-        ...clusterApiProviders.map((provider) => ({
-          apiVersion: "apps/v1",
-          kind: "Deployment",
-          name: provider.controllerDeployment,
-          namespace: provider.namespace,
-        })),
-        { apiVersion: carenExtensionConfigApiVersion, kind: "ExtensionConfig", name: carenExtensionConfigName },
-      ],
-      // kstatus knows nothing about ExtensionConfig; `Discovered` is its readiness condition
-      // (sigs.k8s.io/cluster-api@v1.12.10: api/runtime/v1beta2/extensionconfig_types.go).
-      healthCheckExprs: [
-        {
-          apiVersion: carenExtensionConfigApiVersion,
-          kind: "ExtensionConfig",
-          current: "has(status.conditions) && status.conditions.exists(e, e.type == 'Discovered' && e.status == 'True')",
-          failed: "has(status.conditions) && status.conditions.exists(e, e.type == 'Discovered' && e.status == 'False')",
-        },
-      ],
-    },
-  };
-}
-
-/** Tenant objects on the management cluster: applied only once `infrastructure` and the gate are Ready. */
-export function tenantsKustomization(gitops: GitOpsSettings): k8s.apiextensions.CustomResourceArgs {
-  return {
-    apiVersion: kustomizeApiVersion,
-    kind: "Kustomization",
-    metadata: { name: "tenants", namespace: fluxNamespace },
-    spec: {
-      ...managementKustomizationSpec(gitops.paths.tenants),
-      dependsOn: [{ name: "infrastructure" }, { name: platformGateName }],
-    },
-  };
 }

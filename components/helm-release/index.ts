@@ -1,10 +1,10 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { ReleaseStep } from "../../infra/model/platform/helm-history";
+import { pinnedReleaseArgs } from "../../infra/model/platform/helm-release";
 import type { HelmChartPin } from "../../infra/model/versions/catalog";
 import { clearInterruptedRelease } from "./interrupted-release";
 
-export { resourceHooksAvailable } from "./interrupted-release";
 
 /**
  * What the resource hooks that clear an interrupted `up`'s Helm records need. Give it only when
@@ -42,23 +42,10 @@ export interface PinnedReleaseArgs {
  */
 export function pinnedRelease(name: string, args: PinnedReleaseArgs, opts: pulumi.CustomResourceOptions): k8s.helm.v3.Release {
   const { pin } = args;
-  const oci = pin.repository.startsWith("oci://");
   const hooks = args.recovery ? recoveryHooks(args.recovery, args.namespace, pin.chart) : undefined;
   return new k8s.helm.v3.Release(
     name,
-    {
-      name: pin.chart,
-      chart: oci ? `${pin.repository}/${pin.chart}` : pin.chart,
-      version: pin.version,
-      ...(oci ? {} : { repositoryOpts: { repo: pin.repository } }),
-      namespace: args.namespace,
-      createNamespace: true,
-      values: args.values ?? {},
-      skipAwait: false,
-      timeout: args.timeoutSeconds ?? 600,
-      cleanupOnFail: true,
-      maxHistory: 10,
-    },
+    { ...pinnedReleaseArgs(pin, args.namespace, args.timeoutSeconds), values: args.values ?? {} },
     hooks ? { ...opts, hooks } : opts,
   );
 }

@@ -1,6 +1,6 @@
-import { gunzipSync } from "node:zlib";
 import * as pulumi from "@pulumi/pulumi";
-import { interruptedRelease, type HelmRevision, type ReleaseStep } from "../../infra/model/platform/helm-history";
+import { interruptedRelease, type ReleaseStep } from "../../infra/model/platform/helm-history";
+import { revisionOf, type HelmStorageSecret } from "../../infra/model/platform/helm-release";
 
 /** Bound on each API request the clean-up makes. */
 const requestTimeoutMs = 15_000;
@@ -13,29 +13,6 @@ export interface ReleaseAddress {
   /** The release's name, which is also its chart's name here. */
   release: string;
   chart: string;
-}
-
-interface StorageSecret {
-  metadata: { name: string; labels?: Record<string, string> };
-  data?: { release?: string };
-}
-
-/**
- * One revision from the Secret Helm stores it in (helm.sh/helm/v3@v3.18.6: pkg/storage/driver/
- * secrets.go; the `release` key holds base64 of gzipped JSON, pkg/storage/driver/util.go
- * `decodeRelease`, which also reads it uncompressed).
- */
-export function revisionOf(secret: StorageSecret): HelmRevision & { secret: string } {
-  const encoded = Buffer.from(secret.data?.release ?? "", "base64").toString("utf8");
-  const bytes = Buffer.from(encoded, "base64");
-  const json = bytes[0] === 0x1f && bytes[1] === 0x8b ? gunzipSync(bytes) : bytes;
-  const release = JSON.parse(json.toString("utf8")) as { version?: number; info?: { status?: string }; chart?: { metadata?: { name?: string } } };
-  return {
-    secret: secret.metadata.name,
-    revision: release.version ?? Number(secret.metadata.labels?.version ?? 0),
-    status: release.info?.status ?? secret.metadata.labels?.status ?? "unknown",
-    chart: release.chart?.metadata?.name ?? "",
-  };
 }
 
 /**
@@ -51,7 +28,7 @@ export async function clearInterruptedRelease(address: ReleaseAddress, step: Rel
   const list = await client.kubeRequest(target, "GET", `/api/v1/namespaces/${address.namespace}/secrets?labelSelector=${encodeURIComponent(`owner=helm,name=${address.release}`)}`, { timeoutMs: requestTimeoutMs });
   if (list.status === 404) return;
   if (list.status !== 200) throw new Error(`reading Helm's records of release ${where}: ${list.reason}`);
-  const history = ((list.json as { items?: StorageSecret[] }).items ?? []).map(revisionOf);
+  const history = ((list.json as { items?: HelmStorageSecret[] }).items ?? []).map(revisionOf);
   const interrupted = interruptedRelease(history, address.chart, step);
   if (!interrupted) return;
   for (const revision of history.filter((candidate) => interrupted.revisions.includes(candidate.revision))) {

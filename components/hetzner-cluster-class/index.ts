@@ -2,7 +2,7 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { CarenExtensionNames } from "../../infra/model/platform/caren-extensions";
 import type { Manifest } from "../../infra/model/platform/cluster-api-kinds";
-import { clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
+import { awaitedClusterClass, clusterClassName, clusterClassNamespace, hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
 import type { DeclaredResource } from "../../infra/model/contract/policy-facts";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
@@ -47,18 +47,7 @@ export class HetznerClusterClass extends pulumi.ComponentResource {
     const templates = Object.entries<Manifest>(manifests.templates).map(
       ([role, manifest]) => new k8s.apiextensions.CustomResource(`${name}-${role}`, manifest, { parent: this, dependsOn: [namespace] }),
     );
-    const metadata = manifests.clusterClass.metadata;
-    const clusterClassInputs = {
-      ...manifests.clusterClass,
-      metadata: {
-        ...metadata,
-        annotations: {
-          ...metadata.annotations,
-          "pulumi.com/waitFor": "condition=VariablesReady",
-          "pulumi.com/timeoutSeconds": String(args.readyTimeoutSeconds ?? 300),
-        },
-      },
-    };
+    const clusterClassInputs = awaitedClusterClass(manifests.clusterClass, args.readyTimeoutSeconds);
     this.clusterClass = new k8s.apiextensions.CustomResource(name, clusterClassInputs, { parent: this, dependsOn: templates });
     this.classRef = { name: clusterClassName, namespace: clusterClassNamespace };
     const facts = new DeclaredFacts();

@@ -4,25 +4,25 @@ import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import type { EtcdBackupSettings, ExistingManagementSettings, HetznerManagementSettings } from "../../infra/model/config/fleet-config";
 import { buildKubeconfig } from "../../infra/model/management/kubeconfig";
-import { planManagementAddresses } from "./address-plan";
 import { kubernetesApiPort, managementFirewallRules } from "../../infra/model/management/firewall-rules";
 import { etcdS3ConfigSecret, etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/management/etcd-snapshots";
-import { etcdSnapshotDropinText, renderK3sCloudInit } from "./k3s";
+import {
+  etcdSnapshotDropinText,
+  managementLabels,
+  managementSshKeyName,
+  planManagementAddresses,
+  renderK3sCloudInit,
+} from "../../infra/model/management/management-cluster";
 import { createManagementPki } from "./pki";
 import { localCommandDir } from "../local-command-dir";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { catalog } from "../../infra/model/versions/catalog";
-import { managementSshKeyName } from "./ssh-key";
 import { DeclaredFacts } from "../policy-facts";
 import { componentTypes } from "../../infra/model/contract/component-types";
 import { networkZoneOf } from "../../infra/model/facts/hetzner";
 
-export { planManagementAddresses } from "./address-plan";
-
 /** The preflight of an existing cluster, relative to the repository root (the command's `dir`). */
 export const existingClusterPreflightScript = "scripts/existing-cluster-preflight.mjs";
-export { managementFirewallRules } from "../../infra/model/management/firewall-rules";
-export { etcdSnapshotDropinText, k3sServerConfig, renderK3sCloudInit } from "./k3s";
 
 /** Arguments of {@link ManagementCluster}. */
 export interface ManagementClusterArgs {
@@ -51,11 +51,6 @@ export interface ManagementServerAddress {
   name: string;
   publicIpv4: string;
   privateIp: string;
-}
-
-/** Labels on every hcloud resource, so a human can find what belongs to which fleet. */
-function fleetLabels(fleetName: string): Record<string, string> {
-  return { "capi-fleet/fleet": fleetName, "capi-fleet/role": "management" };
 }
 
 /**
@@ -197,7 +192,7 @@ export function createHetznerManagementCluster(
   parent: pulumi.Resource,
   etcdS3Credentials?: ManagementClusterArgs["etcdS3Credentials"],
 ): BuiltCluster {
-  const labels = fleetLabels(fleetName);
+  const labels = managementLabels(fleetName);
   const protect = settings.deletionProtection;
   const hetznerProtection = { deleteProtection: settings.deletionProtection };
   const child = { parent, ...(hcloudProvider ? { provider: hcloudProvider } : {}) };

@@ -1,7 +1,7 @@
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { clusterClassNamespace } from "../../infra/model/platform/hetzner-cluster-class";
 import { type FleetPlatform } from "../../infra/model/config/shards";
+import { shardMarker } from "../../infra/model/management/management-reference";
 import { DeclaredFacts } from "../policy-facts";
 import { componentTypes } from "../../infra/model/contract/component-types";
 import { componentOutputs } from "../../infra/model/contract/outputs";
@@ -20,12 +20,6 @@ export interface ManagementReferenceArgs {
   tenants: readonly { name: string; namespace: string }[];
 }
 
-/** The marker's name for a stack: a DNS label (lower case, other characters become "-"). */
-export function shardMarkerName(stack: string): string {
-  const label = `capi-fleet-shard-${stack.split("/").pop() ?? stack}`.toLowerCase().replace(/[^a-z0-9-]+/g, "-");
-  return label.slice(0, 63).replace(/-+$/, "");
-}
-
 /**
  * A shard stack's handle on its management stack. Its one child, the shard's marker ConfigMap in
  * the management cluster (`capi-fleet-system/capi-fleet-shard-<stack>`: which stack declares which
@@ -41,15 +35,7 @@ export class ManagementReference extends pulumi.ComponentResource {
   constructor(name: string, args: ManagementReferenceArgs, opts?: pulumi.ComponentResourceOptions) {
     super(componentTypes.managementReference, name, { managementStack: args.managementStack }, opts);
     const facts = new DeclaredFacts();
-    const markerInputs = {
-      metadata: {
-        name: shardMarkerName(args.shardStack),
-        namespace: clusterClassNamespace,
-        labels: { "capi-fleet.io/shard": "true" },
-        annotations: { "capi-fleet.io/management-stack": args.managementStack, "capi-fleet.io/shard-stack": args.shardStack },
-      },
-      data: { tenants: JSON.stringify(args.tenants.map(({ name: tenant, namespace }) => ({ name: tenant, namespace }))) },
-    };
+    const markerInputs = shardMarker(args);
     this.marker = facts.add(new k8s.core.v1.ConfigMap(`${name}-marker`, markerInputs, { parent: this }), markerInputs);
     this.registerOutputs({
       managementStack: args.managementStack,

@@ -19,7 +19,7 @@ import {
 import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant/tenant-firewall";
 import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { Karpenter } from "../karpenter";
-import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../flux";
+import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../../infra/model/platform/flux";
 import { localCommandDir } from "../local-command-dir";
 import type { Mirrors } from "../../infra/model/platform/mirrors";
 import type { ReleaseRecovery } from "../helm-release";

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
-import { fluxNamespace } from "../../components/flux";
+import { fluxNamespace } from "../../infra/model/platform/flux";
 import { catalog } from "../../infra/model/versions/catalog";
 import { clusterApiProviders } from "../../infra/model/platform/cluster-api-providers";
 import { eventually, conditionOf, objectOf, responseMessage, startCapiInTheLoop, type CapiInTheLoop, type KubeObject } from "../support/capi-in-the-loop";

@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { serverBootFiles, renderK3sCloudInit } from "../../components/management-cluster/k3s";
+import { serverBootFiles, renderK3sCloudInit } from "../../infra/model/management/management-cluster";
 import { catalog } from "../../infra/model/versions/catalog";
 import { etcdS3CredentialKeys, etcdS3SecretSettings } from "../../infra/model/management/etcd-snapshots";
 import { parseFleetConfig } from "../../infra/model/stack/validate-fleet-config";

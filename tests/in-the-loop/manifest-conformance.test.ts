@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { carenNamespace } from "../../components/caren";
+import { carenNamespace } from "../../infra/model/platform/caren";
 import { applyJsonPatch, crdSchema, patchDefinitions, undeclaredSegment } from "../support/cluster-class-patches";
 import { runStack } from "../support/fleet-run";
 import { kubeApiServerBinaries, lostLeaves, startKubeApiServer, type KubeApiServer, type KubeResponse } from "../support/kube-apiserver";

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { clusterApiProviders, providerManagerContainer } from "../../infra/model/platform/cluster-api-providers";
 import { mirroredImage } from "../../infra/model/platform/mirrors";
 import { clusterClassName, clusterClassNamespace } from "../../infra/model/platform/hetzner-cluster-class";
-import { fluxComponents, fluxInstanceName } from "../../components/flux";
+import { fluxComponents, fluxInstanceName } from "../../infra/model/platform/flux";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import { catalog } from "../../infra/model/versions/catalog";
 import { imagesMirror, pinnedHostEnv, startRealUpPlatform, type RealUpPlatform, type Run } from "../support/real-up-platform";

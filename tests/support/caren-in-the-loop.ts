@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, cpSync, existsSync, mkdirSync, openSync, readFileSync, rmSync } from "node:fs";
 import path from "node:path";
 import { parse as parseYaml, parseAllDocuments } from "yaml";
-import { carenValues } from "../../components/caren";
+import { carenValues } from "../../infra/model/platform/caren";
 import { catalog } from "../../infra/model/versions/catalog";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
 import type { ExtensionContext, KubeObject, LoopExtension } from "./capi-in-the-loop";

@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import { expect } from "vitest";
-import { resourceHooksAvailable } from "../../components/helm-release";
+import { resourceHooksAvailable } from "../../components/helm-release/interrupted-release";
 import { loadFleetConfig } from "../../infra/config";
 import { planTenantUpgradesOrStop } from "../../infra/deployed-state";
 import { createFleet, type FleetOutputs } from "../../infra/fleet";

@@ -6,7 +6,8 @@ import { describe, expect, it, vi } from "vitest";
 import { applyJsonPatch, patchDefinitions, undeclaredSegment, type Schema } from "./cluster-class-patches";
 import { lostLeaves, startKubeApiServer } from "./kube-apiserver";
 import { runToolchainScript, scratchDir } from "./script-harness";
-import { crdsIn, isRefusal } from "./upstream-crds";
+import { crdsIn } from "./upstream-crds";
+import { isRefusal } from "./upstream";
 
 // The pieces of the manifest conformance test that can fail without a built API server: the
 // toolchain script's errors (clear and fast, never a hang) and the helpers' checks.

@@ -138,7 +138,6 @@ export type SourceResult =
   | { source: CrdSource; dir: string; crds: Crd[]; files: string[]; via?: string }
   | { source: CrdSource; unavailable: string };
 
-export { isRefusal } from "./upstream";
 
 /** Every CustomResourceDefinition document in the YAML files of `dir` (not recursive). */
 export function crdsIn(dir: string): { crds: Crd[]; files: string[] } {

@@ -56,3 +56,23 @@ describe("the management servers' firewall rules", () => {
     expect(admits([{ direction: "in", protocol: "tcp", port: "1-65535", sourceIps: ["10.0.0.0/16"] }], { protocol: "tcp", port: 22, source: "2001:db8::1" })).toBe(false);
   });
 });
+
+describe("management firewall rules", () => {
+  const rules = managementFirewallRules(["203.0.113.0/24", "2001:db8::/32"], "10.0.0.0/16");
+
+  it("opens SSH and the API only to the admin networks", () => {
+    const publicPorts = rules.filter((rule) => !rule.sourceIps.includes("10.0.0.0/16"));
+    expect(publicPorts.map((rule) => [rule.protocol, rule.port])).toEqual([
+      ["tcp", "22"],
+      ["tcp", "6443"],
+    ]);
+    for (const rule of publicPorts) {
+      expect(rule.sourceIps).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
+    }
+  });
+
+  it("allows everything inside the private network and never 0.0.0.0/0", () => {
+    expect(rules.filter((rule) => rule.sourceIps.includes("10.0.0.0/16")).map((rule) => rule.protocol)).toEqual(["tcp", "udp", "icmp"]);
+    expect(rules.flatMap((rule) => rule.sourceIps)).not.toContain("0.0.0.0/0");
+  });
+});

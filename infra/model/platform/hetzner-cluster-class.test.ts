@@ -1,5 +1,5 @@
 import { execFileSync, spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import Ajv, { type ValidateFunction } from "ajv";
@@ -22,9 +22,11 @@ import { carenExtensionNames } from "./caren-extensions";
 import { catalog } from "../versions/catalog";
 import type { Manifest } from "./cluster-api-kinds";
 import {
+  awaitedClusterClass,
   classVariables,
   clusterClassName,
   clusterClassNamespace,
+  defaultClassReadyTimeoutSeconds,
   hetznerClusterClassManifests,
   hetznerClusterClassTemplates,
   hetznerClusterNameOf,
@@ -203,12 +205,16 @@ describe("the kubelet install", () => {
 
   it("is a shell script that parses and refuses anything but vMAJOR.MINOR.PATCH before touching the node", () => {
     const dir = mkdtempSync(path.join(tmpdir(), "install-kubernetes-"));
-    const script = path.join(dir, "install-kubernetes.sh");
-    writeFileSync(script, installKubernetesScript);
-    execFileSync("bash", ["-n", script]);
-    const refused = spawnSync("bash", [script, "latest"], { encoding: "utf8" });
-    expect(refused.status).toBe(2);
-    expect(refused.stderr).toContain("is not a Kubernetes version");
+    try {
+      const script = path.join(dir, "install-kubernetes.sh");
+      writeFileSync(script, installKubernetesScript);
+      execFileSync("bash", ["-n", script]);
+      const refused = spawnSync("bash", [script, "latest"], { encoding: "utf8" });
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toContain("is not a Kubernetes version");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -853,5 +859,24 @@ describe("the class's health checks (CAPI's MachineHealthCheck rules)", () => {
       };
       expect(verdicts, role).toEqual({ noNodeAfter15Minutes: false, noNodeAfter25Minutes: true, notReadyFor10Minutes: true, unknownFor10Minutes: true, notReadyFor1Minute: false });
     }
+  });
+});
+
+describe("the class as the component registers it", () => {
+  it("is the built class, awaited until CAPI has reconciled its variables", () => {
+    const { clusterClass } = built();
+    const awaited = awaitedClusterClass(clusterClass);
+    expect({ ...awaited, metadata: { ...awaited.metadata, annotations: undefined } }).toEqual({ ...clusterClass, metadata: { ...clusterClass.metadata, annotations: undefined } });
+    expect(awaited.metadata.annotations).toEqual({ "pulumi.com/waitFor": "condition=VariablesReady", "pulumi.com/timeoutSeconds": String(defaultClassReadyTimeoutSeconds) });
+    expect(defaultClassReadyTimeoutSeconds).toBe(300);
+    expect(awaitedClusterClass(clusterClass, 42).metadata.annotations?.["pulumi.com/timeoutSeconds"]).toBe("42");
+  });
+
+  it("keeps annotations the class already has", () => {
+    const { clusterClass } = built();
+    const annotated = { ...clusterClass, metadata: { ...clusterClass.metadata, annotations: { "example.com/kept": "yes" } } };
+    expect(awaitedClusterClass(annotated).metadata.annotations).toMatchObject({ "example.com/kept": "yes", "pulumi.com/waitFor": "condition=VariablesReady" });
+    // The built class is left as it was.
+    expect(clusterClass.metadata.annotations).toBeUndefined();
   });
 });

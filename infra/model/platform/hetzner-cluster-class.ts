@@ -447,3 +447,26 @@ export function clusterClassPatches(caren: CarenExtensionNames): Record<string, 
     },
   ];
 }
+
+/** How long Pulumi waits, by default, for CAPI to accept the class's variables. */
+export const defaultClassReadyTimeoutSeconds = 300;
+
+/**
+ * The ClusterClass as the HetznerClusterClass component (components/hetzner-cluster-class)
+ * registers it: awaited until CAPI has reconciled its variables (`VariablesReady`), which needs
+ * CAREN's discovery handler to answer.
+ */
+export function awaitedClusterClass(clusterClass: Manifest, readyTimeoutSeconds: number = defaultClassReadyTimeoutSeconds): Manifest {
+  const metadata = clusterClass.metadata;
+  return {
+    ...clusterClass,
+    metadata: {
+      ...metadata,
+      annotations: {
+        ...metadata.annotations,
+        "pulumi.com/waitFor": "condition=VariablesReady",
+        "pulumi.com/timeoutSeconds": String(readyTimeoutSeconds),
+      },
+    },
+  };
+}

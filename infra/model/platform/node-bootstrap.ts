@@ -10,6 +10,7 @@
  * templates/cluster-templates/v1beta1/cluster-class.yaml, same bug class as CAPH #591).
  */
 import { catalog } from "../versions/catalog";
+import { withoutCommentLines } from "./shell-comments";
 import { readShippedFile } from "./shipped-file";
 
 /** Where the install script is written on every node. */
@@ -23,11 +24,19 @@ export function installKubernetesCommand(versionTemplate: string): string {
   return `${installKubernetesScriptPath} ${versionTemplate} ${catalog.containerd.version}`;
 }
 
+/**
+ * A node script's text as the ClusterClass templates carry it: the committed file without its
+ * comment lines, so that a comment edit changes no template and rolls no machine.
+ */
+function shippedNodeScript(file: string): string {
+  return withoutCommentLines(readShippedFile(__dirname, file), file);
+}
+
 /** The install script, a real shell file checked by shellcheck (see its header for what it does). */
 export const installKubernetesScriptFile = "infra/model/platform/shell/install-kubernetes.sh";
 
 /** The install script's text, written to every node by the ClusterClass templates. */
-export const installKubernetesScript = readShippedFile(__dirname, installKubernetesScriptFile);
+export const installKubernetesScript = shippedNodeScript(installKubernetesScriptFile);
 
 /** Where the advertise-address script is written on every control-plane node. */
 export const advertisePrivateAddressScriptPath = "/etc/capi-fleet/advertise-private-address.sh";
@@ -40,4 +49,4 @@ export const advertisePrivateAddressScriptPath = "/etc/capi-fleet/advertise-priv
 export const advertisePrivateAddressScriptFile = "infra/model/platform/shell/advertise-private-address.sh";
 
 /** The advertise-address script's text, written to control-plane nodes by the ClusterClass. */
-export const advertisePrivateAddressScript = readShippedFile(__dirname, advertisePrivateAddressScriptFile);
+export const advertisePrivateAddressScript = shippedNodeScript(advertisePrivateAddressScriptFile);

@@ -20,6 +20,10 @@
 # advertise nothing and are left alone. Fails loudly, and then makes kubeadm unrunnable, as
 # install-kubernetes.sh does: a control plane must not come up on its public address.
 #
+# The ClusterClass carries this file without its comment lines
+# (infra/model/platform/shell-comments.ts), so editing a comment rolls no machine; line
+# numbers in its error messages are those of the file on the node.
+#
 # Tunables (tests use them; the defaults are for real nodes): ADVERTISE_ROOT (prefix of every
 # path read or written, default /), METADATA_URL (Hetzner's private-networks metadata),
 # ADDRESS_WAIT (seconds, 300), ADDRESS_POLL (seconds, 5).

@@ -4,8 +4,12 @@
 #
 #   install-kubernetes.sh vMAJOR.MINOR.PATCH CONTAINERD_VERSION
 #
-# Both versions come from the ClusterClass (infra/model/node-bootstrap.ts); the containerd
-# version is the catalog's. Idempotent: a rebooted node reruns it.
+# Both versions come from the ClusterClass (infra/model/platform/node-bootstrap.ts); the
+# containerd version is the catalog's. Idempotent: a rebooted node reruns it.
+#
+# The ClusterClass carries this file without its comment lines
+# (infra/model/platform/shell-comments.ts), so editing a comment rolls no machine; line
+# numbers in its error messages are those of the file on the node.
 #
 # Runs on the first boot of a stock Ubuntu image, so it:
 # - waits (bounded) for the apt/dpkg locks that cloud-init and unattended-upgrades hold;

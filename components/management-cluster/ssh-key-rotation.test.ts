@@ -1,21 +1,14 @@
-import { spawnSync } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import type * as pulumi from "@pulumi/pulumi";
-import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { sshKeyTypes } from "../../infra/model/config/fleet-config";
 import { one, runStack } from "../../tests/support/fleet-run";
 import type { Registration } from "../../tests/support/pulumi-mocks";
-import { hetznerSshKeyFingerprint, managementSshKeyName } from "./ssh-key";
 
 // Rotating management.sshPublicKey. The provider replaces hcloud_ssh_key when public_key changes
 // (hetznercloud/terraform-provider-hcloud@v1.63.0: internal/sshkey/resource.go, RequiresReplace),
 // and Pulumi creates the replacement before deleting the old key; Hetzner refuses a second key
 // with a name or a fingerprint already in the project ("uniqueness_error"), so a new key pair must
-// get a new name.
+// get a new name (the name itself: infra/model/management/management-cluster.test.ts).
 
 const sshKeyType = "hcloud:index/sshKey:SshKey";
 const serverType = "hcloud:index/server:Server";
@@ -77,46 +70,4 @@ describe("rotating the management SSH key", () => {
       expect(kept(server.inputs)).toEqual(kept(earlier.inputs));
     }
   }, 120_000);
-});
-
-describe("the key's name", () => {
-  it("carries the fingerprint Hetzner lists, which is OpenSSH's MD5 fingerprint of the key, for every key type the config takes", () => {
-    const dir = mkdtempSync(path.join(tmpdir(), "capi-fleet-ssh-key-"));
-    try {
-      const generated = [["ed25519"], ["ecdsa", "256"], ["ecdsa", "384"], ["ecdsa", "521"], ["rsa", "2048"]].map(([type, bits], index) => {
-        const file = path.join(dir, `key-${index}`);
-        const made = spawnSync("ssh-keygen", ["-q", "-t", type!, ...(bits ? ["-b", bits] : []), "-N", "", "-C", "ops@example", "-f", file], { encoding: "utf8" });
-        if (made.error || made.status !== 0) throw new Error(`ssh-keygen (OpenSSH) is needed to check the fingerprint: ${made.error?.message ?? made.stderr}`);
-        const line = readFileSync(`${file}.pub`, "utf8");
-        // openssh-portable: ssh-keygen.c, `-E md5` prints "MD5:" and sshkey_fingerprint's colon hex of the key blob.
-        const printed = spawnSync("ssh-keygen", ["-l", "-E", "md5", "-f", `${file}.pub`], { encoding: "utf8" }).stdout;
-        return { line, openssh: /MD5:([0-9a-f:]+)/.exec(printed)?.[1] };
-      });
-      expect(new Set(generated.map(({ line }) => line.split(" ")[0]))).toEqual(new Set(sshKeyTypes));
-      for (const { line, openssh } of generated) {
-        expect(openssh).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
-        expect(hetznerSshKeyFingerprint(line)).toBe(openssh);
-        expect(managementSshKeyName("capi-fleet-prod", line)).toBe(`capi-fleet-prod-mgmt-${openssh!.replaceAll(":", "").slice(0, 16)}`);
-      }
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
-
-  it("differs for any two key pairs, so a rotation's new key never takes the old key's name", () => {
-    fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), (a, b) => {
-        fc.pre(Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0);
-        expect(managementSshKeyName("f", ed25519Line(a))).not.toBe(managementSshKeyName("f", ed25519Line(b)));
-      }),
-    );
-  });
-
-  it("stays the same for the same key pair: another comment or spacing renames nothing", () => {
-    const line = newKeyLine("old comment");
-    const [type, blob] = line.split(" ");
-    for (const variant of [`${type} ${blob} new comment`, `  ${type}\t${blob}\n`]) {
-      expect(managementSshKeyName("f", variant)).toBe(managementSshKeyName("f", line));
-    }
-  });
 });

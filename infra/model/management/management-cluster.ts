@@ -1,9 +1,69 @@
+import { createHash } from "node:crypto";
 import { stringify } from "yaml";
-import { k3sClusterNetworks } from "../../infra/model/config/fleet-config";
-import { etcdSnapshotDropin, etcdSnapshotK3sConfig } from "../../infra/model/management/etcd-snapshots";
-import type { EtcdBackupSettings } from "../../infra/model/config/fleet-config";
-import { kubernetesApiPort } from "../../infra/model/management/firewall-rules";
-import { readShippedFile } from "../../infra/model/platform/shipped-file";
+import { hostAddress, mustParseCidr } from "../config/cidr";
+import { k3sClusterNetworks } from "../config/fleet-config";
+import type { EtcdBackupSettings } from "../config/fleet-config";
+import { readShippedFile } from "../platform/shipped-file";
+import { etcdSnapshotDropin, etcdSnapshotK3sConfig } from "./etcd-snapshots";
+import { kubernetesApiPort } from "./firewall-rules";
+
+/**
+ * What the ManagementCluster component (components/management-cluster) builds from the stack
+ * config, as plain data: the servers' private addresses, their labels and SSH key name, and
+ * each k3s server's config and cloud-init user data.
+ */
+
+/** Labels on every hcloud resource, so a human can find what belongs to which fleet. */
+export function managementLabels(fleetName: string): Record<string, string> {
+  return { "capi-fleet/fleet": fleetName, "capi-fleet/role": "management" };
+}
+
+/** Host offsets inside the management subnet; .1 is the hcloud gateway. */
+const loadBalancerHostOffset = 10;
+const firstServerHostOffset = 11;
+
+/** Fixed private addresses, so k3s join URLs and LB targets are known before servers exist. */
+export interface ManagementAddressPlan {
+  readonly loadBalancerIp: string;
+  readonly serverIps: readonly string[];
+}
+
+/** Plans the private IPs of the API load balancer and of `serverCount` k3s servers. */
+export function planManagementAddresses(subnetCidr: string, serverCount: number): ManagementAddressPlan {
+  const subnet = mustParseCidr(subnetCidr);
+  return {
+    loadBalancerIp: hostAddress(subnet, loadBalancerHostOffset),
+    serverIps: Array.from({ length: serverCount }, (_, index) => hostAddress(subnet, firstServerHostOffset + index)),
+  };
+}
+
+/**
+ * The fingerprint Hetzner gives an SSH key (`hcloud ssh-key list`, the API's `fingerprint`): MD5
+ * of the base64-decoded key blob, as colon-separated hex, which is OpenSSH's `ssh-keygen -l -E md5`.
+ * Comments and spacing are not part of it.
+ */
+export function hetznerSshKeyFingerprint(publicKey: string): string {
+  // Stryker disable next-line StringLiteral: equivalent, the config schema only admits lines with a blob
+  const [, blob = ""] = publicKey.trim().split(/\s+/);
+  const digest = createHash("md5").update(Buffer.from(blob, "base64")).digest("hex");
+  return digest.replace(/(..)(?!$)/g, "$1:");
+}
+
+/** How many hex digits of the fingerprint the key's name carries (64 bits). */
+const fingerprintDigits = 16;
+
+/**
+ * The management SSH key's hcloud name: `<fleet>-mgmt-<first 16 hex digits of its fingerprint>`.
+ * The provider replaces the key when `public_key` changes
+ * (hetznercloud/terraform-provider-hcloud@v1.63.0: internal/sshkey/resource.go, RequiresReplace),
+ * and Pulumi creates the replacement before deleting the old key; Hetzner refuses a second key
+ * with a name or a fingerprint already in the project (`uniqueness_error`). With the fingerprint
+ * in the name, a new key pair gets a new name, while an unchanged key keeps its name. A new comment
+ * on the same key pair still cannot be replaced that way: Hetzner refuses the repeated fingerprint.
+ */
+export function managementSshKeyName(fleetName: string, publicKey: string): string {
+  return `${fleetName}-mgmt-${hetznerSshKeyFingerprint(publicKey).replaceAll(":", "").slice(0, fingerprintDigits)}`;
+}
 
 /**
  * Where k3s keeps its CAs. A CA whose cert and key already exist is used as is, any other
@@ -70,17 +130,17 @@ export function k3sServerConfig(spec: K3sServerSpec): Record<string, unknown> {
  */
 export const serverBootFiles = {
   /** Waits for the private address, sets flannel's interface, starts the guard, installs k3s. */
-  bootScript: { path: "/usr/local/sbin/capi-fleet-k3s-boot", source: "components/management-cluster/boot/k3s-server-boot.sh", permissions: "0755" },
+  bootScript: { path: "/usr/local/sbin/capi-fleet-k3s-boot", source: "infra/model/management/boot/k3s-server-boot.sh", permissions: "0755" },
   /** nftables rule: pods cannot reach the metadata endpoint, which serves the user data. */
-  metadataGuard: { path: "/usr/local/sbin/capi-fleet-metadata-guard", source: "components/management-cluster/boot/metadata-guard.sh", permissions: "0755" },
+  metadataGuard: { path: "/usr/local/sbin/capi-fleet-metadata-guard", source: "infra/model/management/boot/metadata-guard.sh", permissions: "0755" },
   metadataGuardUnit: {
     path: "/etc/systemd/system/capi-fleet-metadata-guard.service",
-    source: "components/management-cluster/boot/capi-fleet-metadata-guard.service",
+    source: "infra/model/management/boot/capi-fleet-metadata-guard.service",
     permissions: "0644",
   },
   k3sRequiresGuard: {
     path: "/etc/systemd/system/k3s.service.d/10-metadata-guard.conf",
-    source: "components/management-cluster/boot/k3s-requires-metadata-guard.conf",
+    source: "infra/model/management/boot/k3s-requires-metadata-guard.conf",
     permissions: "0644",
   },
 } as const;

@@ -1,14 +1,28 @@
+import { spawnSync } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import fc from "fast-check";
 import { parse } from "yaml";
 import { describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/versions/catalog";
-import { cidrContains, mustParseCidr } from "../../infra/model/config/cidr";
-import { planManagementAddresses } from "./address-plan";
-import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
-import { readFileSync } from "node:fs";
-import path from "node:path";
-import { repoRoot } from "../../tests/support/stack-files";
-import { k3sServerConfig, k3sTlsDirectory, renderK3sCloudInit, serverBootFiles, type K3sServerSpec } from "./k3s";
+import { repoRoot } from "../../../tests/support/stack-files";
+import { cidrContains, mustParseCidr } from "../config/cidr";
+import { etcdSnapshotDropin } from "./etcd-snapshots";
+import { sshKeyTypes } from "../config/fleet-config";
+import { catalog } from "../versions/catalog";
+import {
+  etcdSnapshotDropinText,
+  hetznerSshKeyFingerprint,
+  k3sServerConfig,
+  k3sTlsDirectory,
+  managementLabels,
+  managementSshKeyName,
+  planManagementAddresses,
+  renderK3sCloudInit,
+  serverBootFiles,
+  type K3sServerSpec,
+} from "./management-cluster";
 
 const caFiles = { serverCaCertPem: "SCRT", serverCaKeyPem: "SKEY", clientCaCertPem: "CCRT", clientCaKeyPem: "CKEY" };
 
@@ -67,6 +81,12 @@ describe("k3s server config", () => {
     );
   });
 
+  it("encrypts Secrets at rest and keeps the kubeconfig it writes to root", () => {
+    for (const index of [0, 1]) {
+      expect(k3sServerConfig(spec(index))).toMatchObject({ "secrets-encryption": true, "write-kubeconfig-mode": "0600" });
+    }
+  });
+
   it("is ready for an external cloud controller and leaves LB/ingress to the platform", () => {
     expect(k3sServerConfig(spec(1))).toMatchObject({
       disable: ["servicelb", "traefik"],
@@ -82,6 +102,9 @@ describe("k3s cloud-init", () => {
     const configFile = document.write_files.find((file) => file.path === "/etc/rancher/k3s/config.yaml")!;
     expect(configFile.permissions).toBe("0600");
     expect(parse(configFile.content)).toEqual(k3sServerConfig(spec(0)));
+    // The etcd snapshot drop-in beside it, root only too, the same text as the stack output.
+    const dropin = document.write_files.find((file) => file.path === etcdSnapshotDropin)!;
+    expect([dropin.permissions, dropin.content]).toEqual(["0600", etcdSnapshotDropinText(undefined)]);
     // The boot script (tested in boot.test.ts) gets this server's private IP and the pinned k3s.
     expect(document.runcmd).toEqual([[serverBootFiles.bootScript.path, "10.0.1.11", catalog.k3s.version]]);
   });
@@ -110,26 +133,6 @@ describe("k3s cloud-init", () => {
       ["client-ca.key", "0600"],
     ]);
     expect(cloudInit(1).write_files.filter((file) => file.path.startsWith(k3sTlsDirectory))).toEqual([]);
-  });
-});
-
-describe("management firewall rules", () => {
-  const rules = managementFirewallRules(["203.0.113.0/24", "2001:db8::/32"], "10.0.0.0/16");
-
-  it("opens SSH and the API only to the admin networks", () => {
-    const publicPorts = rules.filter((rule) => !rule.sourceIps.includes("10.0.0.0/16"));
-    expect(publicPorts.map((rule) => [rule.protocol, rule.port])).toEqual([
-      ["tcp", "22"],
-      ["tcp", "6443"],
-    ]);
-    for (const rule of publicPorts) {
-      expect(rule.sourceIps).toEqual(["203.0.113.0/24", "2001:db8::/32"]);
-    }
-  });
-
-  it("allows everything inside the private network and never 0.0.0.0/0", () => {
-    expect(rules.filter((rule) => rule.sourceIps.includes("10.0.0.0/16")).map((rule) => rule.protocol)).toEqual(["tcp", "udp", "icmp"]);
-    expect(rules.flatMap((rule) => rule.sourceIps)).not.toContain("0.0.0.0/0");
   });
 });
 
@@ -164,5 +167,64 @@ describe("management address plan", () => {
   it("fits a /28 and refuses a subnet too small for the plan", () => {
     expect(planManagementAddresses("10.0.1.16/28", 3).serverIps).toEqual(["10.0.1.27", "10.0.1.28", "10.0.1.29"]);
     expect(() => planManagementAddresses("10.0.1.0/29", 1)).toThrow(/does not fit/);
+  });
+});
+
+describe("management labels", () => {
+  it("name the fleet and the management role, and tell two fleets apart", () => {
+    expect(managementLabels("capi-fleet-prod")).toEqual({ "capi-fleet/fleet": "capi-fleet-prod", "capi-fleet/role": "management" });
+    expect(managementLabels("a")["capi-fleet/fleet"]).not.toBe(managementLabels("b")["capi-fleet/fleet"]);
+  });
+});
+
+// The management SSH key's hcloud name. Rotating the key through the program (create before
+// delete, servers kept) is checked under mocks in components/management-cluster/ssh-key-rotation.test.ts.
+
+const field = (bytes: Buffer) => Buffer.concat([Buffer.from([0, 0, 0, bytes.length]), bytes]);
+/** An OpenSSH ed25519 public key line with these 32 key bytes. */
+const ed25519Line = (raw: Uint8Array, comment = "ops@example") =>
+  `ssh-ed25519 ${Buffer.concat([field(Buffer.from("ssh-ed25519")), field(Buffer.from(raw))]).toString("base64")} ${comment}`;
+/** An OpenSSH ed25519 public key line for a fresh key pair. */
+const newKeyLine = (comment?: string) => ed25519Line(generateKeyPairSync("ed25519").publicKey.export({ format: "der", type: "spki" }).subarray(-32), comment);
+
+describe("the key's name", () => {
+  it("carries the fingerprint Hetzner lists, which is OpenSSH's MD5 fingerprint of the key, for every key type the config takes", () => {
+    const dir = mkdtempSync(path.join(tmpdir(), "capi-fleet-ssh-key-"));
+    try {
+      const generated = [["ed25519"], ["ecdsa", "256"], ["ecdsa", "384"], ["ecdsa", "521"], ["rsa", "2048"]].map(([type, bits], index) => {
+        const file = path.join(dir, `key-${index}`);
+        const made = spawnSync("ssh-keygen", ["-q", "-t", type!, ...(bits ? ["-b", bits] : []), "-N", "", "-C", "ops@example", "-f", file], { encoding: "utf8" });
+        if (made.error || made.status !== 0) throw new Error(`ssh-keygen (OpenSSH) is needed to check the fingerprint: ${made.error?.message ?? made.stderr}`);
+        const line = readFileSync(`${file}.pub`, "utf8");
+        // openssh-portable: ssh-keygen.c, `-E md5` prints "MD5:" and sshkey_fingerprint's colon hex of the key blob.
+        const printed = spawnSync("ssh-keygen", ["-l", "-E", "md5", "-f", `${file}.pub`], { encoding: "utf8" }).stdout;
+        return { line, openssh: /MD5:([0-9a-f:]+)/.exec(printed)?.[1] };
+      });
+      expect(new Set(generated.map(({ line }) => line.split(" ")[0]))).toEqual(new Set(sshKeyTypes));
+      for (const { line, openssh } of generated) {
+        expect(openssh).toMatch(/^([0-9a-f]{2}:){15}[0-9a-f]{2}$/);
+        expect(hetznerSshKeyFingerprint(line)).toBe(openssh);
+        expect(managementSshKeyName("capi-fleet-prod", line)).toBe(`capi-fleet-prod-mgmt-${openssh!.replaceAll(":", "").slice(0, 16)}`);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("differs for any two key pairs, so a rotation's new key never takes the old key's name", () => {
+    fc.assert(
+      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), (a, b) => {
+        fc.pre(Buffer.compare(Buffer.from(a), Buffer.from(b)) !== 0);
+        expect(managementSshKeyName("f", ed25519Line(a))).not.toBe(managementSshKeyName("f", ed25519Line(b)));
+      }),
+    );
+  });
+
+  it("stays the same for the same key pair: another comment or spacing renames nothing", () => {
+    const line = newKeyLine("old comment");
+    const [type, blob] = line.split(" ");
+    for (const variant of [`${type} ${blob} new comment`, `  ${type}\t${blob}\n`, `${type}  \t ${blob}   other`]) {
+      expect(managementSshKeyName("f", variant)).toBe(managementSshKeyName("f", line));
+    }
   });
 });

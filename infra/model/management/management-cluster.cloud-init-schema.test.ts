@@ -5,9 +5,9 @@ import Ajv from "ajv-draft-04";
 import type { ValidateFunction } from "ajv";
 import { parse } from "yaml";
 import { beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/versions/catalog";
-import { repoRoot } from "../../tests/support/stack-files";
-import { renderK3sCloudInit, type K3sServerSpec } from "./k3s";
+import { repoRoot } from "../../../tests/support/stack-files";
+import { catalog } from "../versions/catalog";
+import { renderK3sCloudInit, type K3sServerSpec } from "./management-cluster";
 
 // The k3s user data checked against cloud-init's own schema (from Debian's cloud-init
 // package, fetched by tools/cloud-init-schema), not against our idea of it.

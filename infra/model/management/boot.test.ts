@@ -3,11 +3,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { catalog } from "../../infra/model/versions/catalog";
+import { catalog } from "../versions/catalog";
 import { parse } from "yaml";
-import { repoRoot } from "../../tests/support/stack-files";
-import { planManagementAddresses } from "./address-plan";
-import { renderK3sCloudInit, serverBootFiles } from "./k3s";
+import { repoRoot } from "../../../tests/support/stack-files";
+import { planManagementAddresses, renderK3sCloudInit, serverBootFiles } from "./management-cluster";
 
 // The management servers' first boot, run for real in network namespaces this test creates
 // (and deletes), shaped like a Hetzner server: a public NIC `eth0` holding the default route
