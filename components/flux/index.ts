@@ -6,6 +6,7 @@ import { clusterApiProviders } from "../../infra/model/platform/cluster-api-prov
 import type { GitOpsSettings } from "../../infra/model/config/fleet-config";
 import { mirroredChart, mirroredImage, type Mirrors } from "../../infra/model/platform/mirrors";
 import { platformNamespaces } from "../../infra/model/platform/platform-namespaces";
+import { fleetRepositoryName, kustomizationSpec } from "../../infra/model/platform/flux";
 import { pinnedRelease, type ReleaseRecovery } from "../helm-release";
 import { upstreamOf } from "../upstream";
 
@@ -15,8 +16,6 @@ export const fluxNamespace = platformNamespaces.flux;
 export const fluxInstanceName = "flux";
 /** Controllers the fleet uses: sources, Kustomizations, HelmReleases, alerts. */
 export const fluxComponents = ["source-controller", "kustomize-controller", "helm-controller", "notification-controller"] as const;
-/** Name of the GitRepository the fleet's Kustomizations read. */
-export const fleetRepositoryName = "fleet";
 /**
  * Name of the gate: a GitRepository of the same repository that ignores every file, and the
  * Kustomization that applies its (empty) artifact and only health-checks the platform.
@@ -154,18 +153,6 @@ export function platformGateRepository(gitops: GitOpsSettings): k8s.apiextension
     kind: "GitRepository",
     metadata: { name: platformGateName, namespace: fluxNamespace },
     spec: { ...repositorySpec(gitops), interval: "10m", ignore: "/*" },
-  };
-}
-
-/** Shared Kustomization settings: prune what leaves Git, retry soon after a failure. */
-export function kustomizationSpec(path: string): Record<string, unknown> {
-  return {
-    interval: "10m",
-    retryInterval: "2m",
-    timeout: "5m",
-    prune: true,
-    sourceRef: { kind: "GitRepository", name: fleetRepositoryName },
-    path,
   };
 }
 
