@@ -19,9 +19,7 @@ import { localCommandDir } from "../local-command-dir";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
-
-/** The admission wait's program, relative to the repository root (the command's `dir`). */
-export const waitForAdmissionScript = "scripts/wait-for-admission.mjs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** Arguments of {@link ClusterApi}. */
 export interface ClusterApiArgs {
@@ -145,7 +143,7 @@ export class ClusterApi extends pulumi.ComponentResource {
     const admission = new command.local.Command(
       `${name}-wait-for-admission`,
       {
-        create: `node ${waitForAdmissionScript}`,
+        create: `node ${scriptEntryPoints.waitForAdmission}`,
         dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({

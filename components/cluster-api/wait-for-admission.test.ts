@@ -1,12 +1,12 @@
 import { createServer, type Server } from "node:https";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForAdmissionScript } from "./";
 import { issue } from "../../tests/support/fakes/cert-manager";
 import { runRegisteredCommand } from "../../tests/support/engine-pwd";
 import { byType, one, runStack, waitsFor } from "../../tests/support/fleet-run";
 import { adminKubeconfig, freePort, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../../tests/support/kube-apiserver";
 import type { Registration } from "../../tests/support/pulumi-mocks";
 import { clusterIpLookup, startServiceEgress, type ServiceEgress } from "../../tests/support/service-egress";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 // The ClusterApi component's admission wait (components/cluster-api/wait-for-admission.mjs), run as
 // the program registers it against a real kube-apiserver whose webhook, named by a Service as the
@@ -95,7 +95,7 @@ describe("the admission wait before the Cluster API providers", () => {
   it.each(["dev", "prod"])("%s: every provider waits for it, and it dry-runs exactly the providers the program creates", async (stack) => {
     const { registrations } = await runStack(stack);
     const command = one(registrations, commandType, waitName);
-    expect(command.inputs.create).toBe(`node ${waitForAdmissionScript}`);
+    expect(command.inputs.create).toBe(`node ${scriptEntryPoints.waitForAdmission}`);
     expect(command.secretInputs).toContain("environment");
     const providers = byType(registrations, "kubernetes:operator.cluster.x-k8s.io/v1alpha2:CoreProvider")
       .concat(["BootstrapProvider", "ControlPlaneProvider", "InfrastructureProvider", "AddonProvider"].flatMap((kind) => byType(registrations, `kubernetes:operator.cluster.x-k8s.io/v1alpha2:${kind}`)));

@@ -3,9 +3,7 @@ import * as pulumi from "@pulumi/pulumi";
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
-
-/** The guard's program, relative to the repository root (the command's `dir`). */
-export const destroyGuardScript = "scripts/destroy-guard.mjs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** Arguments of {@link DestroyGuard}. */
 export interface DestroyGuardArgs {
@@ -34,7 +32,7 @@ export class DestroyGuard extends pulumi.ComponentResource {
     this.command = new command.local.Command(
       `${name}-foreign-clusters`,
       {
-        delete: `node ${destroyGuardScript}`,
+        delete: `node ${scriptEntryPoints.destroyGuard}`,
         dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({

@@ -2,11 +2,12 @@ import * as command from "@pulumi/command";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
 import { catalog } from "../../infra/model/versions/catalog";
-import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
+import { k3sServerPlan, systemUpgrade, systemUpgradeControllerManifestUrl } from "../../infra/model/management/k3s-upgrades";
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
 import { componentOutputs } from "../../infra/model/contract/outputs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** Arguments of {@link K3sUpgrades}. */
 export interface K3sUpgradesArgs {
@@ -43,7 +44,7 @@ export class K3sUpgrades extends pulumi.ComponentResource {
     this.installer = new command.local.Command(
       `${name}-install-controller`,
       {
-        create: `node ${systemUpgradeInstallerScript}`,
+        create: `node ${scriptEntryPoints.installSystemUpgradeController}`,
         dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((kubeconfig) => ({

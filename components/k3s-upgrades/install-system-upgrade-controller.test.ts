@@ -7,12 +7,13 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { catalog } from "../../infra/model/versions/catalog";
-import { systemUpgrade, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
+import { systemUpgrade } from "../../infra/model/management/k3s-upgrades";
 import { byType, runStack } from "../../tests/support/fleet-run";
 import { adminKubeconfig, runToolchain, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../../tests/support/kube-apiserver";
 import { runNodeScript } from "../../tests/support/script-harness";
 import { repoRoot } from "../../tests/support/stack-files";
 import { crdSources, readSource } from "../../tests/support/upstream-crds";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /**
  * The system-upgrade-controller installer (components/k3s-upgrades/install-system-upgrade-controller.mjs)
@@ -33,7 +34,7 @@ import { crdSources, readSource } from "../../tests/support/upstream-crds";
  * by the test while the installer waits; then the program's own Plan applied for real.
  */
 
-const script = path.join(repoRoot, systemUpgradeInstallerScript);
+const script = path.join(repoRoot, scriptEntryPoints.installSystemUpgradeController);
 const namespace = "suc-installer-test";
 const standInCrd = "widgets.installer.example.test";
 

@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { catalog } from "../../infra/model/versions/catalog";
-import { systemUpgrade, systemUpgradeControllerManifestUrl, systemUpgradeInstallerScript } from "../../infra/model/management/k3s-upgrades";
+import { systemUpgrade, systemUpgradeControllerManifestUrl } from "../../infra/model/management/k3s-upgrades";
 import { parseK3sVersion } from "../../infra/model/versions/kubernetes-version";
 import { byType, one, runStack, useExistingCluster } from "../../tests/support/fleet-run";
 import type { Registration } from "../../tests/support/pulumi-mocks";
 import { componentTypes } from "../../infra/model/contract/component-types";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 const planType = "kubernetes:upgrade.cattle.io/v1:Plan";
 const current = parseK3sVersion(catalog.k3s.version)!;
@@ -59,7 +60,7 @@ describe("K3sUpgrades (hetzner mode)", () => {
   it("installs the pinned controller by a local command at up, after the platform, with the kubeconfig secret", async () => {
     const { registrations } = await runWithK3s("dev");
     const installer = one(registrations, "command:local:Command", "management-k3s-upgrades-install-controller");
-    expect(installer.inputs.create).toBe(`node ${systemUpgradeInstallerScript}`);
+    expect(installer.inputs.create).toBe(`node ${scriptEntryPoints.installSystemUpgradeController}`);
     expect(installer.inputs.triggers).toEqual([catalog.systemUpgradeController.version, systemUpgradeControllerManifestUrl()]);
     expect(installer.secretInputs).toContain("environment");
     expect(installer.inputs.environment).toMatchObject({ MANIFEST_URL: systemUpgradeControllerManifestUrl(), WAIT_FOR_CRD: systemUpgrade.planCrd });

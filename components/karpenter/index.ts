@@ -5,9 +5,7 @@ import { karpenterDeployment, karpenterManagementRbac, karpenterResourceSet, typ
 import { localCommandDir } from "../local-command-dir";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
-
-/** The hand-over program, started through its stable entry point (deployed stacks keep the command line). */
-const handOverScript = "scripts/karpenter-hand-over.mjs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** Arguments of {@link Karpenter}. */
 export interface KarpenterArgs {
@@ -59,7 +57,7 @@ export class Karpenter extends pulumi.ComponentResource {
     new command.local.Command(
       `${name}-hand-over`,
       {
-        create: `node ${handOverScript}`,
+        create: `node ${scriptEntryPoints.karpenterHandOver}`,
         dir: localCommandDir(),
         environment: pulumi.secret(
           pulumi.output(args.managementKubeconfig).apply((kubeconfig) => ({

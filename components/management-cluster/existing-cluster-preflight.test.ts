@@ -2,7 +2,6 @@ import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "yaml";
 import { afterAll, describe, expect, it } from "vitest";
-import { existingClusterPreflightScript } from "./";
 import { configKeys } from "../../infra/model/config/stack-config";
 import { catalog } from "../../infra/model/versions/catalog";
 import { runRegisteredCommand } from "../../tests/support/engine-pwd";
@@ -10,6 +9,7 @@ import { byType, one, runStack, useExistingCluster, waitsFor } from "../../tests
 import { adminKubeconfig, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../../tests/support/kube-apiserver";
 import type { Registration } from "../../tests/support/pulumi-mocks";
 import { goModule } from "../../tests/support/upstream";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 // An existing cluster that already runs cert-manager: Helm would refuse the fleet's cert-manager
 // release over CRDs another owner holds, after other platform resources were created. The
@@ -80,7 +80,7 @@ describe("an existing cluster that may already run cert-manager", () => {
   it("declares the preflight before the cluster's provider, so nothing in the cluster is created before it passes", async () => {
     const registrations = await existingStack();
     const preflight = one(registrations, commandType, "management-preflight");
-    expect(preflight.inputs.create).toBe(`node ${existingClusterPreflightScript}`);
+    expect(preflight.inputs.create).toBe(`node ${scriptEntryPoints.existingClusterPreflight}`);
     expect(preflight.secretInputs).toContain("environment");
     const provider = one(registrations, "pulumi:providers:kubernetes");
     expect(provider.dependencies).toContain(preflight.urn);

@@ -20,9 +20,7 @@ import { catalog } from "../../infra/model/versions/catalog";
 import { DeclaredFacts } from "../policy-facts";
 import { componentTypes } from "../../infra/model/contract/component-types";
 import { networkZoneOf } from "../../infra/model/facts/hetzner";
-
-/** The preflight of an existing cluster, relative to the repository root (the command's `dir`). */
-export const existingClusterPreflightScript = "scripts/existing-cluster-preflight.mjs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** Arguments of {@link ManagementCluster}. */
 export interface ManagementClusterArgs {
@@ -157,7 +155,7 @@ export function useExistingCluster(
   const preflight = new command.local.Command(
     `${name}-preflight`,
     {
-      create: `node ${existingClusterPreflightScript}`,
+      create: `node ${scriptEntryPoints.existingClusterPreflight}`,
       dir: localCommandDir(),
       environment: pulumi.secret(
         kubeconfig.apply((managementKubeconfig) => ({
@@ -343,7 +341,7 @@ export function createHetznerManagementCluster(
   const apiReady = new command.local.Command(
     `${name}-wait-for-api`,
     {
-      create: "node scripts/wait-for-kube-api.mjs",
+      create: `node ${scriptEntryPoints.waitForKubeApi}`,
       dir: localCommandDir(),
       environment: admin.apply((credentials) => ({
         KUBE_API_SERVER: credentials.server,

@@ -1,9 +1,7 @@
 import * as command from "@pulumi/command";
 import * as pulumi from "@pulumi/pulumi";
 import { localCommandDir } from "../local-command-dir";
-
-/** Relative to the repository root, the commands' `dir` (../local-command-dir.ts). */
-export const pkiScript = "scripts/management-pki.mjs";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 interface KeyAndCert {
   certPem: string;
@@ -44,7 +42,7 @@ export interface ManagementPki {
 export function createManagementPki(name: string, parent: pulumi.Resource): ManagementPki {
   const authoritiesCommand = new command.local.Command(
     `${name}-pki`,
-    { create: `node ${pkiScript} authorities`, dir: localCommandDir(), logging: command.local.Logging.Stderr },
+    { create: `node ${scriptEntryPoints.managementPki} authorities`, dir: localCommandDir(), logging: command.local.Logging.Stderr },
     { parent, additionalSecretOutputs: ["stdout"] },
   );
   const authorities = pulumi.secret(authoritiesCommand.stdout.apply((text) => JSON.parse(text) as Authorities));
@@ -56,7 +54,7 @@ export function createManagementPki(name: string, parent: pulumi.Resource): Mana
   const adminCommand = new command.local.Command(
     `${name}-admin-credentials`,
     {
-      create: `node ${pkiScript} admin`,
+      create: `node ${scriptEntryPoints.managementPki} admin`,
       dir: localCommandDir(),
       environment: pulumi.secret(
         pulumi.all([clientCaCertPem, clientCaKeyPem]).apply(([certPem, keyPem]) => ({

@@ -2,39 +2,16 @@ import * as command from "@pulumi/command";
 import * as hcloud from "@pulumi/hcloud";
 import * as k8s from "@pulumi/kubernetes";
 import * as pulumi from "@pulumi/pulumi";
-import { ciliumValuesConfigMapName, ciliumValuesData, registryCredentialsKeys, registryCredentialsSecretName } from "../../infra/model/tenant/caren-cluster-config";
-import { apiVersions } from "../../infra/model/platform/cluster-api-kinds";
-import { clusterAutoscalerBounds } from "../../infra/model/platform/cluster-autoscaler";
-import { isKarpenterPool, type KarpenterPool } from "../../infra/model/platform/karpenter";
-import { clusterClassNamespace, hcloudSecret, remediationTemplateIn } from "../../infra/model/platform/hetzner-cluster-class";
-import {
-  drainLoadBalancersScript,
-  hcloudCcmProxy,
-  hcloudCsiProxy,
-  tenantClusterManifest,
-  tenantLabels,
-  workloadKubeconfigSecret,
-  type TenantClusterSettings,
-} from "../../infra/model/tenant/tenant-cluster";
-import { tenantFirewallRules, tenantServerLabelSelector } from "../../infra/model/tenant/tenant-firewall";
+import { tenantClusterPlan, type PlannedSecret, type SecretRef, type TenantPlanStep } from "../../infra/model/tenant/tenant-cluster-plan";
+import type { TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
 import { ClusterAutoscaler } from "../cluster-autoscaler";
 import { Karpenter } from "../karpenter";
-import { fluxNamespace, fleetRepositoryName, kustomizationSpec } from "../../infra/model/platform/flux";
 import { localCommandDir } from "../local-command-dir";
 import type { Mirrors } from "../../infra/model/platform/mirrors";
 import type { ReleaseRecovery } from "../helm-release";
 import { DeclaredFacts } from "../policy-facts";
 import { upstreamOf } from "../upstream";
 import { componentTypes } from "../../infra/model/contract/component-types";
-
-/** Scripts the command provider runs from the project root. */
-export const workloadKubeconfigScript = "scripts/workload-kubeconfig.mjs";
-
-/**
- * How pulumi-kubernetes deletes an object: "foreground" (its default), "background" or
- * "orphan" (pulumi/pulumi-kubernetes provider/pkg/metadata/annotations.go and overrides.go).
- */
-export const deletionPropagationAnnotation = "pulumi.com/deletionPropagationPolicy";
 
 /** Arguments of {@link TenantCluster}. */
 export interface TenantClusterArgs {
@@ -84,11 +61,9 @@ export interface TenantClusterArgs {
  * pool is autoscaled (on the management cluster, components/cluster-autoscaler), and optionally
  * a Flux Kustomization with the tenant's apps.
  *
- * Deletion order (Pulumi deletes dependents first): apps, drain and autoscaler → kubeconfig → Cluster →
- * HelmChartProxies, Secret, firewall → namespace. The CCM therefore still runs while the drain
- * and CAREN's BeforeClusterDelete hook delete load balancers, CAPH still has its token while
- * it deletes the servers, and the firewall exists before CAPH creates the first server and
- * until the last one is gone.
+ * What each of them is, and what waits for what, is the tenant's plan
+ * (infra/model/tenant/tenant-cluster-plan.ts, which also gives the deletion order); the component
+ * only registers it, filling in the secret values the plan refers to.
  */
 export class TenantCluster extends pulumi.ComponentResource {
   /** The topology Cluster. */
@@ -107,139 +82,93 @@ export class TenantCluster extends pulumi.ComponentResource {
     // Component args become recorded inputs; only the settings go in, never the token.
     super(componentTypes.tenantCluster, name, { tenant: args.tenant }, opts);
     const tenant = args.tenant;
-    const child = (dependsOn: pulumi.Resource[]) => ({ parent: this, dependsOn });
+    if (tenant.apps && !args.fluxInstance) {
+      throw new Error(`tenant ${tenant.name} has apps but no FluxInstance was passed`);
+    }
+    const plan = tenantClusterPlan({
+      name,
+      tenant,
+      registryCredentials: Object.fromEntries(Object.entries(args.registryCredentials ?? {}).map(([credentials, { caCrt }]) => [credentials, { caCrt: caCrt !== undefined }])),
+      ...(args.adminCidrs ? { adminCidrs: args.adminCidrs } : {}),
+      ...(args.mirrors ? { mirrors: args.mirrors } : {}),
+      ...(args.kubeconfigWaitSeconds !== undefined ? { kubeconfigWaitSeconds: args.kubeconfigWaitSeconds } : {}),
+      ...(args.drainWaitSeconds !== undefined ? { drainWaitSeconds: args.drainWaitSeconds } : {}),
+      ...(args.deleteTimeoutMinutes !== undefined ? { deleteTimeoutMinutes: args.deleteTimeoutMinutes } : {}),
+    });
     const facts = new DeclaredFacts();
 
-    const namespace = new k8s.core.v1.Namespace(`${name}-namespace`, { metadata: { name: tenant.namespace } }, child(upstreamOf(opts)));
-    const secret = new k8s.core.v1.Secret(
-      `${name}-hcloud`,
-      {
-        metadata: {
-          name: hcloudSecret.name,
-          namespace: tenant.namespace,
-          // clusterctl move takes the Secret along with the Cluster.
-          labels: { "clusterctl.cluster.x-k8s.io/move": "" },
-        },
-        stringData: { [hcloudSecret.tokenKey]: pulumi.secret(args.hcloudToken) },
-      },
-      child([namespace]),
-    );
-    // The tenant's own Hetzner project: its token, never the management cluster's.
-    const hcloudProvider = new hcloud.Provider(`${name}-hcloud`, { token: pulumi.secret(args.hcloudToken) }, { parent: this });
-    this.firewall = new hcloud.Firewall(
-      `${name}-firewall`,
-      {
-        name: `${tenant.name}-nodes`,
-        labels: { [tenantLabels.tenant]: tenant.name },
-        rules: tenantFirewallRules({ nodesCidr: tenant.network.nodesCidr, adminCidrs: args.adminCidrs ?? [], sshKeyName: tenant.sshKeyName }).map((rule) => ({
-          ...rule,
-          sourceIps: [...rule.sourceIps],
-        })),
-        // Applied by Hetzner to every server carrying CAPH's ownership label, now and later.
-        applyTos: [{ labelSelector: tenantServerLabelSelector(tenant.name) }],
-      },
-      { parent: this, provider: hcloudProvider },
-    );
-    // What CAREN reads while it patches and installs: the registry credentials and the Cilium
-    // values. The Cluster waits for them. CAREN reads a credential Secret under one name in two
-    // namespaces (infra/model/tenant/caren-cluster-config.ts, registryCredentialsSecretName): its data
-    // in the ClusterClass's namespace, where it patches the class's templates, and in the
-    // tenant's namespace, where its preflight webhook checks it and where it makes the Cluster the
-    // owner. So each Secret is written into both; only the tenant's copy gets that owner (an owner
-    // in another namespace would make the garbage collector delete the class's copy).
-    const credentials = Object.entries(args.registryCredentials ?? {}).flatMap(([credentialsName, { username, password, caCrt }]) => {
-      const secretName = registryCredentialsSecretName(tenant.name, credentialsName);
-      const stringData = pulumi.secret(
-        pulumi.all([username, password, caCrt]).apply(([user, pass, ca]) => ({
-          [registryCredentialsKeys.username]: user,
-          [registryCredentialsKeys.password]: pass,
-          ...(ca ? { [registryCredentialsKeys.caCrt]: ca } : {}),
-        })),
-      );
-      return [
-        new k8s.core.v1.Secret(
-          `${name}-registry-credentials-${credentialsName}`,
-          { metadata: { name: secretName, namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } }, stringData },
-          child([namespace]),
-        ),
-        new k8s.core.v1.Secret(
-          `${name}-registry-credentials-${credentialsName}-class`,
-          {
-            metadata: { name: secretName, namespace: clusterClassNamespace, labels: { "clusterctl.cluster.x-k8s.io/move": "", [tenantLabels.tenant]: tenant.name } },
-            stringData,
-          },
-          // The class's namespace exists once the class does.
-          child([args.clusterClass, ...upstreamOf(opts)]),
-        ),
-      ];
+    // What each step of the plan registered; a part waits for the steps it names.
+    const registered = new Map<TenantPlanStep, readonly pulumi.Resource[]>([
+      ["upstream", upstreamOf(opts)],
+      ["clusterClass", [args.clusterClass]],
+      ["carenReady", [args.carenReady]],
+      ...(args.fluxInstance ? [["fluxInstance", [args.fluxInstance]] as const] : []),
+    ]);
+    const done = (step: TenantPlanStep, ...resources: pulumi.Resource[]) => registered.set(step, resources);
+    const after = (part: { dependsOn: readonly TenantPlanStep[] }) => ({
+      parent: this,
+      dependsOn: part.dependsOn.flatMap((step) => {
+        const resources = registered.get(step);
+        if (!resources) throw new Error(`TenantCluster ${name}: the plan waits for ${step} before it is registered`);
+        return resources;
+      }),
     });
-    const ciliumData = ciliumValuesData(tenant);
-    const ciliumValues = ciliumData
-      ? [
-          new k8s.core.v1.ConfigMap(
-            `${name}-cilium-values`,
-            { metadata: { name: ciliumValuesConfigMapName, namespace: tenant.namespace, labels: { "clusterctl.cluster.x-k8s.io/move": "" } }, data: ciliumData },
-            child([namespace]),
-          ),
-        ]
-      : [];
-    const addons = [hcloudCcmProxy(tenant, args.mirrors), hcloudCsiProxy(tenant, args.mirrors)].map((manifest) =>
-      facts.add(new k8s.apiextensions.CustomResource(`${name}-${manifest.metadata.name}`, manifest, child([namespace])), manifest),
-    );
-
-    // The health checks look their remediation template up in the tenant's namespace.
-    const remediationTemplate = remediationTemplateIn(tenant.namespace);
-    const remediation = new k8s.apiextensions.CustomResource(`${name}-${remediationTemplate.metadata.name}`, remediationTemplate, child([namespace]));
-
-    const manifest = tenantClusterManifest(tenant);
-    const clusterInputs = {
-      ...manifest,
-      metadata: {
-        ...manifest.metadata,
-        // Provisioning takes many minutes and v1beta2 Clusters have no Ready condition;
-        // the kubeconfig command below is the bounded wait for Available instead.
-        annotations: {
-          ...manifest.metadata.annotations,
-          "pulumi.com/skipAwait": "true",
-          // Foreground deletion (pulumi-kubernetes' default) lets the garbage collector delete
-          // the MachineDeployments, control plane and HetznerCluster at once, around CAPI's own
-          // teardown order (cluster-api #4085); in the background only CAPI deletes them.
-          [deletionPropagationAnnotation]: "background",
-        },
-      },
+    const secretValue = (ref: SecretRef): pulumi.Input<string> => {
+      switch (ref.secret) {
+        case "hcloudToken":
+          return args.hcloudToken;
+        case "managementKubeconfig":
+          return args.managementKubeconfig;
+        case "workloadKubeconfig":
+          return this.kubeconfig;
+        case "registryCredential": {
+          const value = args.registryCredentials?.[ref.credentials]?.[ref.field];
+          if (value === undefined) throw new Error(`TenantCluster ${name}: no ${ref.field} in the registry credentials ${ref.credentials}`);
+          return value;
+        }
+      }
     };
-    this.cluster = new k8s.apiextensions.CustomResource(
-      name,
-      clusterInputs,
-      {
-        ...child([namespace, secret, ...credentials, ...ciliumValues, remediation, this.firewall, ...addons, args.clusterClass, args.carenReady]),
-        // skipAwait does not skip the delete await of a custom resource: Pulumi waits until
-        // CAPI has removed the servers and load balancers, and only then deletes the Secret
-        // with the token CAPH needs for that. An hour covers a slow cluster teardown.
-        customTimeouts: { delete: `${args.deleteTimeoutMinutes ?? 60}m` },
-      },
-    );
-    facts.add(this.cluster, clusterInputs);
+    // Plain values and secret references, in the plan's order, as one secret.
+    const withSecrets = (entries: Readonly<Record<string, string | SecretRef>>): pulumi.Output<Record<string, string>> =>
+      pulumi.secret(pulumi.all(Object.fromEntries(Object.entries(entries).map(([key, value]) => [key, typeof value === "string" ? value : secretValue(value)]))));
+    const secret = (part: PlannedSecret) => new k8s.core.v1.Secret(part.resourceName, { metadata: part.metadata, stringData: withSecrets(part.stringData) }, after(part));
 
-    const location = { TENANT_NAMESPACE: tenant.namespace, TENANT_CLUSTER: tenant.name };
-    const kubeconfigCommand = new command.local.Command(
-      `${name}-kubeconfig`,
+    done("namespace", new k8s.core.v1.Namespace(plan.namespace.resourceName, { metadata: plan.namespace.metadata }, after(plan.namespace)));
+    done("hcloudSecret", secret(plan.hcloudSecret));
+    // The tenant's own Hetzner project: its token, never the management cluster's.
+    const hcloudProvider = new hcloud.Provider(plan.hcloudProject.resourceName, { token: pulumi.secret(secretValue(plan.hcloudProject.token)) }, after(plan.hcloudProject));
+    const firewall = plan.firewall;
+    this.firewall = new hcloud.Firewall(
+      firewall.resourceName,
       {
-        create: `node ${workloadKubeconfigScript}`,
-        dir: localCommandDir(),
-        environment: pulumi.secret(
-          pulumi.output(args.managementKubeconfig).apply((managementKubeconfig) => ({
-            ...location,
-            MANAGEMENT_KUBECONFIG: managementKubeconfig,
-            WAIT_SECONDS: String(args.kubeconfigWaitSeconds ?? 1800),
-            // The script waits for the Cluster's v1beta2 Available condition first.
-            WAIT_FOR_READY: String(tenant.waitForReady),
-          })),
-        ),
-        logging: command.local.Logging.Stderr,
+        name: firewall.name,
+        labels: firewall.labels,
+        rules: firewall.rules.map((rule) => ({ ...rule, sourceIps: [...rule.sourceIps] })),
+        applyTos: firewall.applyTos.map((applyTo) => ({ ...applyTo })),
       },
-      { ...child([this.cluster]), additionalSecretOutputs: ["stdout"] },
+      { ...after(firewall), provider: hcloudProvider },
     );
+    done("firewall", this.firewall);
+    done("registryCredentials", ...plan.registryCredentials.map(secret));
+    const cilium = plan.ciliumValues;
+    done("ciliumValues", ...(cilium ? [new k8s.core.v1.ConfigMap(cilium.resourceName, { metadata: cilium.metadata, data: cilium.data }, after(cilium))] : []));
+    done("addons", ...plan.addons.map((addon) => facts.add(new k8s.apiextensions.CustomResource(addon.resourceName, addon.manifest, after(addon)), addon.manifest)));
+    const remediation = plan.remediationTemplate;
+    done("remediationTemplate", new k8s.apiextensions.CustomResource(remediation.resourceName, remediation.manifest, after(remediation)));
+
+    // skipAwait does not skip the delete await of a custom resource: Pulumi waits until CAPI has
+    // removed the servers and load balancers (the plan's deleteTimeout), and only then deletes
+    // the Secret with the token CAPH needs for that.
+    this.cluster = new k8s.apiextensions.CustomResource(plan.cluster.resourceName, plan.cluster.manifest, { ...after(plan.cluster), customTimeouts: { delete: plan.cluster.deleteTimeout } });
+    facts.add(this.cluster, plan.cluster.manifest);
+    done("cluster", this.cluster);
+
+    const kubeconfigCommand = new command.local.Command(
+      plan.kubeconfigCommand.resourceName,
+      { create: plan.kubeconfigCommand.create, dir: localCommandDir(), environment: withSecrets(plan.kubeconfigCommand.environment), logging: command.local.Logging.Stderr },
+      { ...after(plan.kubeconfigCommand), additionalSecretOutputs: ["stdout"] },
+    );
+    done("kubeconfigCommand", kubeconfigCommand);
 
     // The command runs once, but KCP rewrites the Secret when its client certificate nears
     // expiry (sigs.k8s.io/cluster-api@v1.12.10: controlplane/kubeadm/internal/controllers/helpers.go,
@@ -254,90 +183,49 @@ export class TenantCluster extends pulumi.ComponentResource {
     // is Available. pulumi-kubernetes reads "<namespace>/<name>" ids (pulumi/pulumi-kubernetes@v4.25.0:
     // provider/pkg/provider/util.go, parseFqName), and @pulumi/kubernetes 4.32.0's Secret marks
     // `data` secret (core/v1/secret.ts, additionalSecretOutputs); the output is made secret anyway.
-    const kubeconfigSecret = workloadKubeconfigSecret(tenant.name);
+    const read = plan.kubeconfigRead;
     const liveKubeconfig = k8s.core.v1.Secret.get(
-      `${name}-kubeconfig-secret`,
-      pulumi.unsecret(kubeconfigCommand.stdout).apply(() => `${tenant.namespace}/${kubeconfigSecret.name}`),
-      { parent: this, dependsOn: [kubeconfigCommand] },
+      read.resourceName,
+      pulumi.unsecret(kubeconfigCommand.stdout).apply(() => read.id),
+      after(read),
     );
     this.kubeconfig = pulumi.secret(
       liveKubeconfig.data.apply((data) => {
-        const value = data[kubeconfigSecret.key];
+        const value = data[read.key];
         if (!value) {
-          throw new Error(`Secret ${tenant.namespace}/${kubeconfigSecret.name} has no data.${kubeconfigSecret.key}; Cluster API writes the kubeconfig there`);
+          throw new Error(`Secret ${read.id} has no data.${read.key}; Cluster API writes the kubeconfig there`);
         }
         return Buffer.from(value, "base64").toString("utf8");
       }),
     );
 
-    // The autoscaler of the tenant's autoscaled pools runs here, on the management cluster: it
-    // mounts CAPI's kubeconfig Secret, which the command above has waited for, and Pulumi
-    // deletes it before the Cluster.
-    if (tenant.workers.some((pool) => clusterAutoscalerBounds(pool) !== undefined)) {
+    const autoscaler = plan.clusterAutoscaler;
+    if (autoscaler) {
       new ClusterAutoscaler(
-        `${name}-autoscaler`,
-        { target: { name: tenant.name, namespace: tenant.namespace, kubernetesVersion: tenant.kubernetesVersion, kubeconfigSecret: workloadKubeconfigSecret(tenant.name) }, ...(args.mirrors ? { mirrors: args.mirrors } : {}), releaseRecovery: args.releaseRecovery },
-        child([kubeconfigCommand]),
+        autoscaler.resourceName,
+        { target: autoscaler.target, ...(autoscaler.mirrors ? { mirrors: autoscaler.mirrors } : {}), releaseRecovery: args.releaseRecovery },
+        after(autoscaler),
       );
     }
-
-    // Karpenter (experimental) for the tenant's Karpenter pools, on the management cluster beside
-    // the autoscaler: after the Cluster is Available (its MachineDeployments exist), deleted before it.
-    const karpenterPools = tenant.workers.filter((pool): pool is typeof pool & KarpenterPool => isKarpenterPool(pool));
-    if (karpenterPools.length > 0 && tenant.karpenter) {
+    const karpenter = plan.karpenter;
+    if (karpenter) {
       new Karpenter(
-        `${name}-karpenter`,
-        {
-          target: { name: tenant.name, namespace: tenant.namespace, kubeconfigSecret: workloadKubeconfigSecret(tenant.name), image: tenant.karpenter.image },
-          pools: karpenterPools,
-          clusterSelector: { [tenantLabels.tenant]: tenant.name },
-          managementKubeconfig: args.managementKubeconfig,
-        },
-        child([kubeconfigCommand]),
+        karpenter.resourceName,
+        { target: karpenter.target, pools: karpenter.pools, clusterSelector: karpenter.clusterSelector, managementKubeconfig: secretValue(karpenter.managementKubeconfig) },
+        after(karpenter),
       );
     }
 
-    // Does nothing on create; its delete runs before the Cluster's (it depends on it).
-    const drainCommand = `node ${drainLoadBalancersScript}`;
+    const drain = plan.loadBalancerDrain;
     this.loadBalancerDrain = new command.local.Command(
-      `${name}-load-balancer-drain`,
-      {
-        delete: drainCommand,
-        dir: localCommandDir(),
-        environment: pulumi.secret(
-          pulumi.all([pulumi.output(args.managementKubeconfig), this.kubeconfig, pulumi.output(args.hcloudToken)]).apply(([managementKubeconfig, workloadKubeconfig, token]) => ({
-            ...location,
-            MANAGEMENT_KUBECONFIG: managementKubeconfig,
-            WORKLOAD_KUBECONFIG: workloadKubeconfig,
-            HCLOUD_TOKEN: token,
-            DRAIN_WAIT_SECONDS: String(args.drainWaitSeconds ?? 600),
-          })),
-        ),
-        logging: command.local.Logging.Stderr,
-      },
-      child([this.cluster, kubeconfigCommand]),
+      drain.resourceName,
+      { delete: drain.delete, dir: localCommandDir(), environment: withSecrets(drain.environment), logging: command.local.Logging.Stderr },
+      after(drain),
     );
-    facts.add(this.loadBalancerDrain, { delete: drainCommand });
+    facts.add(this.loadBalancerDrain, { delete: drain.delete });
 
-    if (tenant.apps) {
-      if (!args.fluxInstance) {
-        throw new Error(`tenant ${tenant.name} has apps but no FluxInstance was passed`);
-      }
-      new k8s.apiextensions.CustomResource(
-        `${name}-apps`,
-        {
-          apiVersion: apiVersions.fluxKustomization,
-          kind: "Kustomization",
-          metadata: { name: `${tenant.name}-apps`, namespace: tenant.namespace },
-          spec: {
-            ...kustomizationSpec(tenant.apps.path),
-            sourceRef: { kind: "GitRepository", name: fleetRepositoryName, namespace: fluxNamespace },
-            // Applied inside the workload cluster, with the admin kubeconfig CAPI maintains.
-            kubeConfig: { secretRef: { name: kubeconfigSecret.name, key: kubeconfigSecret.key } },
-          },
-        },
-        child([kubeconfigCommand, args.fluxInstance]),
-      );
+    if (plan.apps) {
+      new k8s.apiextensions.CustomResource(plan.apps.resourceName, plan.apps.manifest, after(plan.apps));
     }
     this.registerOutputs(facts.outputs());
   }

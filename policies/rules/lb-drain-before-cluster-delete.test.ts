@@ -1,9 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { drainLoadBalancersScript } from "../../infra/model/tenant/tenant-cluster";
 import { resourceTypes } from "../lib/fleet-resources";
 import { baselineFleet } from "../testing/baseline";
 import { cloneFixtures, evaluate, fixture, type FixtureResource } from "../testing/harness";
 import { lbDrainBeforeClusterDelete as rule } from "./lb-drain-before-cluster-delete";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 const baseline = baselineFleet();
 const clusterUrn = (name: string) => `urn:pulumi:test::capi-fleet::${resourceTypes.cluster}::${name}`;
@@ -14,7 +14,7 @@ async function expectPaymentsReported(fleet: FixtureResource[]) {
   expect(violations).toHaveLength(1);
   expect(violations[0]).toMatchObject({ policy: "lb-drain-before-cluster-delete", level: "mandatory", urn: clusterUrn("cluster-payments") });
   expect(violations[0]!.message).toContain(`tenant "payments" (Cluster tenant-payments/payments) has no load-balancer drain depending on it`);
-  expect(violations[0]!.message).toContain(drainLoadBalancersScript);
+  expect(violations[0]!.message).toContain(scriptEntryPoints.drainLoadBalancers);
   expect(violations[0]!.message).toContain("TenantCluster component");
 }
 

@@ -1,12 +1,12 @@
 import type { PolicyResource } from "@pulumi/policy";
-import { drainLoadBalancersScript } from "../../infra/model/tenant/tenant-cluster";
 import { stackRule } from "../lib/define";
 import { clustersIn, ofType, resourceTypes } from "../lib/fleet-resources";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** A delete-only command that runs the drain script. */
 function isDrain(resource: PolicyResource): boolean {
   const { create, update, delete: onDelete } = resource.props as { create?: unknown; update?: unknown; delete?: unknown };
-  return typeof onDelete === "string" && onDelete.includes(drainLoadBalancersScript) && create === undefined && update === undefined;
+  return typeof onDelete === "string" && onDelete.includes(scriptEntryPoints.drainLoadBalancers) && create === undefined && update === undefined;
 }
 
 /**
@@ -24,7 +24,7 @@ export const lbDrainBeforeClusterDelete = stackRule({
     for (const { resource, cluster } of clustersIn(resources)) {
       if (!drains.some((drain) => drain.dependencies.some((dependency) => dependency.urn === resource.urn))) {
         report(
-          `${cluster.description} has no load-balancer drain depending on it (a delete-only command running ${drainLoadBalancersScript}); ` +
+          `${cluster.description} has no load-balancer drain depending on it (a delete-only command running ${scriptEntryPoints.drainLoadBalancers}); ` +
             "deleting it could leave Hetzner load balancers behind. Declare the tenant through the TenantCluster component.",
           resource.urn,
         );

@@ -4,12 +4,13 @@ import { clusterApiProviders } from "../../infra/model/platform/cluster-api-prov
 import { fleetConfigSchema } from "../../infra/model/config/fleet-config";
 import { managementFirewallRules } from "../../infra/model/management/firewall-rules";
 import { hetznerClusterClassManifests } from "../../infra/model/platform/hetzner-cluster-class";
-import { drainLoadBalancersScript, hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
+import { hcloudCcmProxy, hcloudCsiProxy, tenantClusterManifest, type TenantClusterSettings } from "../../infra/model/tenant/tenant-cluster";
 import { readStackConfig } from "../../tests/support/stack-files";
 import { resourceTypes } from "../lib/fleet-resources";
 import { fixtureUrn, type FixtureResource } from "./harness";
 import { componentOutputs, stackOutputs } from "../../infra/model/contract/outputs";
 import { componentTypes } from "../../infra/model/contract/component-types";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 /** The prod stack's tenants, parsed with the program's schema. */
 export function prodTenants(): TenantClusterSettings[] {
@@ -54,7 +55,7 @@ export function baselineFleet(): FixtureResource[] {
       { type: resourceTypes.cluster, name: `cluster-${tenant.name}`, props: tenantClusterManifest(tenant) as unknown as Record<string, unknown>, dependsOn: ["cluster-class", "caren-ready"] },
       { type: resourceTypes.helmChartProxy, name: `ccm-${tenant.name}`, props: hcloudCcmProxy(tenant) as unknown as Record<string, unknown> },
       { type: resourceTypes.helmChartProxy, name: `csi-${tenant.name}`, props: hcloudCsiProxy(tenant) as unknown as Record<string, unknown> },
-      { type: resourceTypes.localCommand, name: `drain-${tenant.name}`, props: { delete: `node ${drainLoadBalancersScript}` }, dependsOn: [`cluster-${tenant.name}`] },
+      { type: resourceTypes.localCommand, name: `drain-${tenant.name}`, props: { delete: `node ${scriptEntryPoints.drainLoadBalancers}` }, dependsOn: [`cluster-${tenant.name}`] },
     ]),
   );
   return [

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from "vitest";
-import { destroyGuardScript } from "../../components/destroy-guard";
 import { clusterClassName, clusterClassNamespace } from "../../infra/model/platform/hetzner-cluster-class";
 import { runRegisteredCommand } from "../support/engine-pwd";
 import { byType, one, runStack, waitsFor } from "../support/fleet-run";
 import { adminKubeconfig, kubeApiServerBinaries, startKubeApiServer, type KubeApiServer } from "../support/kube-apiserver";
 import type { Registration } from "../support/pulumi-mocks";
 import { readSource, sourceOfGroup } from "../support/upstream-crds";
+import { scriptEntryPoints } from "../../infra/model/contract/script-entry-points";
 
 // `pulumi destroy` of a management stack while Clusters it does not declare (gitops-created
 // tenants, a shard's tenants) use the fleet's ClusterClass: Cluster API refuses to delete the class
@@ -40,7 +40,7 @@ describe("the destroy guard", () => {
   it.each(["dev", "prod"])("%s: the engine deletes it before anything else in the cluster, and it holds every tenant the stack declares", async (stack) => {
     const { registrations } = await runStack(stack);
     const guard = one(registrations, commandType, guardName);
-    expect(guard.inputs.delete).toBe(`node ${destroyGuardScript}`);
+    expect(guard.inputs.delete).toBe(`node ${scriptEntryPoints.destroyGuard}`);
     expect(guard.inputs.create).toBeUndefined();
     expect(guard.secretInputs).toContain("environment");
     const others = registrations.filter((r) => r !== guard && (r.type.startsWith("kubernetes:") || r.type === commandType) && r.type !== "pulumi:providers:kubernetes");

@@ -32,9 +32,6 @@ export function systemUpgradeControllerManifestUrl(version: string = catalog.sys
   return `https://github.com/rancher/system-upgrade-controller/releases/download/${version}/system-upgrade-controller.yaml`;
 }
 
-/** Where the installer script lives, relative to the repository root (the command's `dir`); it runs on the machine that runs `pulumi up`. */
-export const systemUpgradeInstallerScript = "scripts/install-system-upgrade-controller.mjs";
-
 /**
  * What a server's upgrade job needs after its drain: pulling rancher/k3s-upgrade (SUC's manifest
  * pulls Always), swapping the binary and k3s' restart.

@@ -264,15 +264,22 @@ function nodeBootstrapFiles(role: "control-plane" | "worker") {
 }
 
 /**
- * `clusterctl move` (the fleet backup) takes the class's templates along through the ownerReferences
- * CAPI gives them, which it sets on every template but the remediation one
+ * The label that makes `clusterctl move` (the fleet backup) take an object along even when no
+ * ownerReference leads to it (sigs.k8s.io/cluster-api@v1.12.10:
+ * cmd/clusterctl/client/cluster/objectgraph.go, objMetaToNode): the class's remediation template,
+ * and a tenant's Secrets and ConfigMap (tenant/tenant-cluster-plan.ts).
+ */
+// Stryker disable next-line StringLiteral: equivalent, clusterctl checks only that the label is there (objMetaToNode)
+export const clusterctlMoveLabels: Readonly<Record<string, string>> = { "clusterctl.cluster.x-k8s.io/move": "" };
+
+/**
+ * `clusterctl move` takes the class's templates along through the ownerReferences CAPI gives
+ * them, which it sets on every template but the remediation one
  * (sigs.k8s.io/cluster-api@v1.12.10: internal/controllers/clusterclass/clusterclass_controller.go,
- * reconcileExternalReferences); an object labelled `clusterctl.cluster.x-k8s.io/move` is moved anyway
- * (cmd/clusterctl/client/cluster/objectgraph.go, objMetaToNode).
+ * reconcileExternalReferences); the {@link clusterctlMoveLabels} move it anyway.
  */
 function movedByClusterctl(manifest: Manifest): Manifest {
-  // Stryker disable next-line StringLiteral: equivalent, clusterctl checks only that the label is there (objMetaToNode)
-  return { ...manifest, metadata: { ...manifest.metadata, labels: { ...manifest.metadata.labels, "clusterctl.cluster.x-k8s.io/move": "" } } };
+  return { ...manifest, metadata: { ...manifest.metadata, labels: { ...manifest.metadata.labels, ...clusterctlMoveLabels } } };
 }
 
 function template(apiVersion: string, kind: string, role: string, spec: Record<string, unknown>): Manifest {

@@ -39,12 +39,6 @@ export const controlPlanePlacementGroup = "control-plane";
 /** Name of a worker pool's placement group. */
 export const workerPlacementGroup = (pool: string): string => `workers-${pool}`;
 
-/**
- * The script the tenant's delete-only command runs before its Cluster is deleted (from the
- * project root); the policy pack recognises the drain by it.
- */
-export const drainLoadBalancersScript = "scripts/drain-load-balancers.mjs";
-
 /** The Secret CAPI writes with the workload cluster's admin kubeconfig (key `value`). */
 export const workloadKubeconfigSecret = (cluster: string): { name: string; key: string } => ({ name: `${cluster}-kubeconfig`, key: "value" });
 
