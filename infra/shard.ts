@@ -11,7 +11,7 @@ import { createTenants } from "./fleet";
 import { fleetPlatformFrom, fleetTenantsFrom, ownershipProblems, peerTenantVersions, type FleetPlatform, type FleetTenant } from "./model/config/shards";
 import { tenantImmutablesOutput } from "./model/tenant/tenant-immutables";
 import { tenantVersionsOutput, type TenantUpgrade } from "./model/versions/tenant-upgrades";
-import { FleetConfigError, type ConfigProblem } from "./model/config/stack-config";
+import { configKeys, FleetConfigError, keyPath, type ConfigProblem } from "./model/config/stack-config";
 import { stackOutputs } from "./model/contract/outputs";
 
 /** What a shard reads from its management stack. */
@@ -36,11 +36,11 @@ export async function readManagementStack(stack: string, name: string): Promise<
     platformValue = (await reference.getOutputDetails(stackOutputs.fleetPlatform)).value;
     tenantsValue = (await reference.getOutputDetails(stackOutputs.fleetTenants)).value;
   } catch (error) {
-    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: "managementStack", message: `cannot read stack ${name}: ${String(error)}` }]).message);
+    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: keyPath(configKeys.managementStack), message: `cannot read stack ${name}: ${String(error)}` }]).message);
   }
   const platform = fleetPlatformFrom(platformValue);
   if ("problem" in platform) {
-    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: "managementStack", message: `stack ${name}: ${platform.problem}` }]).message);
+    throw new pulumi.RunError(new FleetConfigError(stack, [{ path: keyPath(configKeys.managementStack), message: `stack ${name}: ${platform.problem}` }]).message);
   }
   return {
     name,
@@ -51,7 +51,7 @@ export async function readManagementStack(stack: string, name: string): Promise<
 }
 
 /** Problems of a shard's tenants against its management stack (gitops for `apps`, tenants of other stacks). */
-export function shardProblems(config: ShardConfig, self: string, management: Pick<ManagementStack, "name" | "platform" | "fleetTenants">): ConfigProblem[] {
+export function shardProblems(config: ShardConfig, self: string, management: Omit<ManagementStack, "kubeconfig">): ConfigProblem[] {
   const problems: ConfigProblem[] = [];
   config.tenants.forEach((tenant, index) => {
     if (tenant.apps && !management.platform.gitops) {

@@ -15,6 +15,7 @@ import { promisify } from "node:util";
 import { tsImport } from "tsx/esm/api";
 import { stringify } from "yaml";
 import { kubeRequest, parseKubeconfig } from "../components/kube-client.mjs";
+import { stackOutputs } from "../infra/model/contract/outputs.ts";
 
 const program = "e2e";
 const execFileAsync = promisify(execFile);
@@ -243,7 +244,7 @@ async function outputSecret(run, name) {
 /** Every node Ready, and a LoadBalancer Service with an address from the CCM, in each tenant. @param {Run} run */
 async function check(run) {
   const minutes = run.target === "hetzner" ? 20 : 2;
-  for (const [tenant, kubeconfig] of Object.entries(await outputSecret(run, "tenantKubeconfigs"))) {
+  for (const [tenant, kubeconfig] of Object.entries(await outputSecret(run, stackOutputs.tenantKubeconfigs))) {
     const target = parseKubeconfig(kubeconfig, `tenantKubeconfigs.${tenant}`);
     const nodes = await waitFor(`every node of ${tenant} Ready`, minutes * 60, async () => {
       const answer = await kubeRequest(target, "GET", "/api/v1/nodes", { timeoutMs: 15_000 });
@@ -286,7 +287,7 @@ async function upgrade(run, to) {
   log(`upgrading ${tenant.name} from ${tenant.kubernetesVersion} to ${target}`);
   await pulumi(run, ["config", "set", "--path", "capi-fleet:tenants[0].kubernetesVersion", target], { quiet: true });
   await pulumi(run, ["up", "--yes", "--skip-preview", "--non-interactive"]);
-  const management = parseKubeconfig(JSON.parse(await pulumi(run, ["stack", "output", "managementKubeconfig", "--show-secrets", "--json"], { configFile: false, quiet: true })), "managementKubeconfig");
+  const management = parseKubeconfig(JSON.parse(await pulumi(run, ["stack", "output", stackOutputs.managementKubeconfig, "--show-secrets", "--json"], { configFile: false, quiet: true })), stackOutputs.managementKubeconfig);
   // A tenant's namespace defaults to its name (infra/model/config/fleet-config.ts, tenant `namespace`).
   const namespace = tenant.namespace ?? tenant.name;
   const selector = encodeURIComponent(`cluster.x-k8s.io/cluster-name=${tenant.name}`);
@@ -301,7 +302,7 @@ async function upgrade(run, to) {
   }, 5000);
   if (run.target === "hetzner") {
     // Real machines roll: every node's kubelet reports the target (kwok's nodes in the local target do not).
-    const kubeconfigs = await outputSecret(run, "tenantKubeconfigs");
+    const kubeconfigs = await outputSecret(run, stackOutputs.tenantKubeconfigs);
     const workload = parseKubeconfig(/** @type {string} */ (kubeconfigs[tenant.name]), `tenantKubeconfigs.${tenant.name}`);
     await waitFor(`${tenant.name}: every node Ready at ${target}`, minutes * 60, async () => {
       const answer = await kubeRequest(workload, "GET", "/api/v1/nodes", { timeoutMs: 15_000 });

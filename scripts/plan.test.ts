@@ -1,14 +1,25 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { parse, stringify } from "yaml";
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/versions/catalog";
 import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { readStackConfig } from "../tests/support/stack-files";
 import { repoRoot } from "../tests/support/stack-files";
+
+/** The test's scratch directories, removed after the file's tests. */
+const scratchDirs: string[] = [];
+const scratchDir = (prefix: string): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  scratchDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 // `npm run plan` end to end: the first test runs scripts/plan as users do; the others run what it
 // runs (scripts/plan.ts with scripts/run-ts), some in a working directory of their own.
@@ -20,7 +31,7 @@ const nodeOnPath = `${path.dirname(process.execPath)}:${process.env.PATH ?? ""}`
 
 /** A local file backend holding one stack whose last outputs include `tenantVersions`. */
 function localBackend(stack: string, tenantVersions: unknown, gzip = false): string {
-  const root = mkdtempSync(path.join(tmpdir(), "plan-state-"));
+  const root = scratchDir("plan-state-");
   const dir = path.join(root, ".pulumi", "stacks", "capi-fleet");
   mkdirSync(dir, { recursive: true });
   const checkpoint = JSON.stringify({
@@ -36,7 +47,7 @@ function localBackend(stack: string, tenantVersions: unknown, gzip = false): str
  * but the program refuses the combination (a cross-field rule).
  */
 function brokenStackDir(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), "plan-stacks-"));
+  const dir = scratchDir("plan-stacks-");
   mkdirSync(path.join(dir, "stacks"));
   const document = parse(readFileSync(path.join(repoRoot, "stacks", "Pulumi.prod.yaml"), "utf8")) as { config: Record<string, { namespace?: string }[]> };
   for (const tenant of document.config["capi-fleet:tenants"]!) {
@@ -157,7 +168,7 @@ const testPrices = (() => {
  * a second tenant with an autoscaled pool as "after" (`edit` changes the new tenant).
  */
 function costRepo(edit: (tenant: Record<string, unknown>) => void = () => undefined): { dir: string; prices: string } {
-  const dir = mkdtempSync(path.join(tmpdir(), "plan-cost-"));
+  const dir = scratchDir("plan-cost-");
   mkdirSync(path.join(dir, "stacks"));
   const file = path.join(dir, "stacks", "Pulumi.dev.yaml");
   writeFileSync(file, readFileSync(path.join(repoRoot, "stacks", "Pulumi.dev.yaml")));

@@ -115,13 +115,13 @@ export class TenantCluster extends pulumi.ComponentResource {
     });
     const secretValue = (ref: SecretRef): pulumi.Input<string> => {
       switch (ref.secret) {
-        case "hcloudToken":
+        case "hcloud-token":
           return args.hcloudToken;
-        case "managementKubeconfig":
+        case "management-kubeconfig":
           return args.managementKubeconfig;
-        case "workloadKubeconfig":
+        case "workload-kubeconfig":
           return this.kubeconfig;
-        case "registryCredential": {
+        case "registry-credential": {
           const value = args.registryCredentials?.[ref.credentials]?.[ref.field];
           if (value === undefined) throw new Error(`TenantCluster ${name}: no ${ref.field} in the registry credentials ${ref.credentials}`);
           return value;

@@ -1,10 +1,21 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, describe, expect, it } from "vitest";
 import { sdkPluginVersion } from "../support/plugins";
 import { repoRoot } from "../support/stack-files";
+
+/** The test's scratch directories, removed after the file's tests. */
+const scratchDirs: string[] = [];
+const scratchDir = (prefix: string): string => {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  scratchDirs.push(dir);
+  return dir;
+};
+afterAll(() => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
 
 // The shell entry points, run the way a user would on a machine without the tools they need.
 
@@ -23,7 +34,7 @@ function run(script: string, args: string[], env: Record<string, string> = {}) {
 
 /** A directory with a `pulumi` that records each invocation's arguments (one line each) and succeeds. */
 function recordingPulumi(): { bin: string; calls: () => string[][] } {
-  const bin = mkdtempSync(path.join(tmpdir(), "fake-pulumi-"));
+  const bin = scratchDir("fake-pulumi-");
   const log = path.join(bin, "calls");
   writeFileSync(path.join(bin, "pulumi"), `#!/bin/sh\nprintf '%s\\037' "$@" >>"${log}"\necho >>"${log}"\n`, { mode: 0o755 });
   const calls = () => (existsSync(log) ? readFileSync(log, "utf8").trimEnd().split("\n").map((line) => line.split("\u001f").slice(0, -1)) : []);

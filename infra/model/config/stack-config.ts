@@ -30,6 +30,11 @@ export const configKeys = {
   etcdS3Credentials: `${projectName}:etcdS3Credentials`,
 } as const;
 
+/** A key as problems name it: without the project's namespace (`managementStack` for `capi-fleet:managementStack`). */
+export function keyPath(key: string): string {
+  return key.slice(key.indexOf(":") + 1);
+}
+
 export const secretKeys: readonly string[] = [
   configKeys.tenantHcloudTokens,
   configKeys.managementKubeconfig,

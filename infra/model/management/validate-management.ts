@@ -4,7 +4,7 @@ import { cidrContains, cidrsOverlap, familiesCoveredEntirely, isPrivateIpv4, mus
 import { k3sClusterNetworks, type ExistingManagementSettings, type FleetSettings, type HetznerManagementSettings } from "../config/fleet-config";
 import type { SecretValue } from "../config/secret";
 import { hcloudTokenProblem, type EtcdS3Credentials, type SecretReader } from "../config/secret-reader";
-import { configKeys, type ConfigProblem } from "../config/stack-config";
+import { configKeys, keyPath, type ConfigProblem } from "../config/stack-config";
 import { formatValue } from "../config/text";
 import { catalog } from "../versions/catalog";
 import { kubeconfigServer } from "./kubeconfig";
@@ -29,7 +29,7 @@ export function readManagement(
 ): HetznerManagement | ExistingManagement | undefined {
   if (settings.mode === "hetzner") {
     const hcloudToken = secrets.read(configKeys.hcloudToken, "hcloud:token", hcloudTokenProblem);
-    secrets.rejectUnused(configKeys.managementKubeconfig, "managementKubeconfig", "management.mode: existing");
+    secrets.rejectUnused(configKeys.managementKubeconfig, keyPath(configKeys.managementKubeconfig), "management.mode: existing");
     if (!settings.backups) {
       secrets.rejectUnused(configKeys.etcdS3Credentials, "etcdS3Credentials", "management.backups");
       return hcloudToken && { ...settings, hcloudToken };
@@ -41,7 +41,7 @@ export function readManagement(
   secrets.rejectUnused(configKeys.etcdS3Credentials, "etcdS3Credentials", "management.mode: hetzner and management.backups");
   // Stryker disable next-line StringLiteral: equivalent, read only after a valid kubeconfig has set it
   let apiServerUrl = "";
-  const kubeconfig = secrets.read(configKeys.managementKubeconfig, "managementKubeconfig", (text) => {
+  const kubeconfig = secrets.read(configKeys.managementKubeconfig, keyPath(configKeys.managementKubeconfig), (text) => {
     const found = kubeconfigServer(text);
     if ("problem" in found) {
       return found.problem;

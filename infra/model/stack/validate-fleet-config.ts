@@ -6,7 +6,7 @@ import { hcloudNameWarnings, tenantNameWarnings } from "../config/hcloud-names";
 import type { SecretValue } from "../config/secret";
 import { githubTokenProblem, SecretReader, type RegistryCredentials } from "../config/secret-reader";
 import { stackNamePattern, tenantCountVerdict } from "../config/shards";
-import { configKeys, decode, FleetConfigError, projectName, type ConfigProblem, type StackConfigInput } from "../config/stack-config";
+import { configKeys, decode, FleetConfigError, keyPath, projectName, type ConfigProblem, type StackConfigInput } from "../config/stack-config";
 import { closestMatch, formatValue } from "../config/text";
 
 /** The validated fleet config. */
@@ -34,7 +34,7 @@ export interface FleetConfig {
 export function parseFleetConfig(input: StackConfigInput): FleetConfig {
   if (input.values[configKeys.managementStack] !== undefined) {
     throw new FleetConfigError(input.stack, [
-      { path: "managementStack", message: "makes this a shard stack, which parseShardConfig reads; parseFleetConfig reads a stack with a management cluster" },
+      { path: keyPath(configKeys.managementStack), message: "makes this a shard stack, which parseShardConfig reads; parseFleetConfig reads a stack with a management cluster" },
     ]);
   }
   const problems: ConfigProblem[] = [...unknownKeyProblems(input.values)];
@@ -182,9 +182,9 @@ export function parseShardConfig(input: StackConfigInput): ShardConfig {
   }
   const managementStack = input.values[configKeys.managementStack] ?? "";
   if (!stackNamePattern.test(managementStack)) {
-    problems.push({ path: "managementStack", message: `${formatValue(managementStack)} is not a stack name; allowed: stack, project/stack or organization/project/stack` });
+    problems.push({ path: keyPath(configKeys.managementStack), message: `${formatValue(managementStack)} is not a stack name; allowed: stack, project/stack or organization/project/stack` });
   } else if (managementStack.split("/").pop() === input.stack && !managementStack.includes("/")) {
-    problems.push({ path: "managementStack", message: `${formatValue(managementStack)} names this stack itself; name the stack that holds the management cluster` });
+    problems.push({ path: keyPath(configKeys.managementStack), message: `${formatValue(managementStack)} names this stack itself; name the stack that holds the management cluster` });
   }
   const rawTenants = decode(input.values[configKeys.tenants]);
   const parsed = fleetConfigSchema.shape.tenants.safeParse(rawTenants ?? [], { reportInput: true });

@@ -186,8 +186,8 @@ describe.each(cases)("the plan of a tenant with $what", ({ input }) => {
     const reference = (hetznerClusterClassTemplates().infrastructureCluster.spec as { template: { spec: { hetznerSecretRef: { name: string; key: { hcloudToken: string } } } } })
       .template.spec.hetznerSecretRef;
     expect(plan.hcloudSecret.metadata.name).toBe(reference.name);
-    expect(plan.hcloudSecret.stringData).toEqual({ [reference.key.hcloudToken]: { secret: "hcloudToken" } });
-    expect(plan.hcloudProject.token).toEqual({ secret: "hcloudToken" });
+    expect(plan.hcloudSecret.stringData).toEqual({ [reference.key.hcloudToken]: { secret: "hcloud-token" } });
+    expect(plan.hcloudProject.token).toEqual({ secret: "hcloud-token" });
   });
 
   it("writes every Secret CAREN reads into the tenant's namespace and the class's, with CAREN's keys", () => {
@@ -207,7 +207,7 @@ describe.each(cases)("the plan of a tenant with $what", ({ input }) => {
       for (const secret of copies) {
         const credentials = Object.entries(input.registryCredentials ?? {}).find(([candidate]) => name.endsWith(`.${candidate}`))!;
         const fields = ["username", "password", ...(credentials[1].caCrt ? ["caCrt" as const] : [])] as const;
-        expect(secret.stringData).toEqual(Object.fromEntries(fields.map((field) => [registryCredentialsKeys[field], { secret: "registryCredential", credentials: credentials[0], field }])));
+        expect(secret.stringData).toEqual(Object.fromEntries(fields.map((field) => [registryCredentialsKeys[field], { secret: "registry-credential", credentials: credentials[0], field }])));
       }
     }
   });
@@ -276,7 +276,7 @@ describe.each(cases)("the plan of a tenant with $what", ({ input }) => {
     expect(command.dependsOn).toEqual(["cluster"]);
     expect(command.environment).toMatchObject({ TENANT_NAMESPACE: namespace, TENANT_CLUSTER: cluster.metadata.name, WAIT_FOR_READY: String(input.tenant.waitForReady) });
     expect(Number(command.environment.WAIT_SECONDS)).toBeGreaterThan(0);
-    expect(secretsOf(command)).toEqual([{ secret: "managementKubeconfig" }]);
+    expect(secretsOf(command)).toEqual([{ secret: "management-kubeconfig" }]);
     expect(plan.kubeconfigRead).toMatchObject({ id: `${namespace}/${secret.name}`, key: secret.key, dependsOn: ["kubeconfigCommand"] });
   });
 
@@ -289,7 +289,7 @@ describe.each(cases)("the plan of a tenant with $what", ({ input }) => {
     expect([...drain.dependsOn].sort()).toEqual(["cluster", "kubeconfigCommand"]);
     expect(drain.environment).toMatchObject({ TENANT_NAMESPACE: namespace, TENANT_CLUSTER: cluster.metadata.name });
     expect(Number(drain.environment.DRAIN_WAIT_SECONDS)).toBeGreaterThan(0);
-    expect(secretsOf(drain)).toEqual([{ secret: "managementKubeconfig" }, { secret: "workloadKubeconfig" }, { secret: "hcloudToken" }]);
+    expect(secretsOf(drain)).toEqual([{ secret: "management-kubeconfig" }, { secret: "workload-kubeconfig" }, { secret: "hcloud-token" }]);
   });
 
   it("runs the cluster autoscaler exactly for autoscaled pools, against this Cluster's kubeconfig Secret", () => {
@@ -322,7 +322,7 @@ describe.each(cases)("the plan of a tenant with $what", ({ input }) => {
       });
       expect(cluster.metadata.labels).toMatchObject(plan.karpenter.clusterSelector);
       expect(Object.keys(plan.karpenter.clusterSelector)).not.toEqual([]);
-      expect(plan.karpenter.managementKubeconfig).toEqual({ secret: "managementKubeconfig" });
+      expect(plan.karpenter.managementKubeconfig).toEqual({ secret: "management-kubeconfig" });
       expect(plan.karpenter.dependsOn).toEqual(["kubeconfigCommand"]);
     }
   });

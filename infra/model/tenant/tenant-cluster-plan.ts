@@ -53,13 +53,13 @@ export interface TenantClusterPlanInput {
 /** A secret value the component holds as a Pulumi secret; the plan only says which one goes where. */
 export type SecretRef =
   /** The tenant's hcloud token (its own Hetzner project). */
-  | { readonly secret: "hcloudToken" }
+  | { readonly secret: "hcloud-token" }
   /** The management cluster's admin kubeconfig. */
-  | { readonly secret: "managementKubeconfig" }
+  | { readonly secret: "management-kubeconfig" }
   /** The workload cluster's admin kubeconfig, as the component reads it from CAPI's Secret. */
-  | { readonly secret: "workloadKubeconfig" }
+  | { readonly secret: "workload-kubeconfig" }
   /** One field of a set of registry credentials. */
-  | { readonly secret: "registryCredential"; readonly credentials: string; readonly field: "username" | "password" | "caCrt" };
+  | { readonly secret: "registry-credential"; readonly credentials: string; readonly field: "username" | "password" | "caCrt" };
 
 /** What a part waits for: another part of the plan, or one of the component's own inputs. */
 export type TenantPlanStep =
@@ -159,7 +159,7 @@ export function tenantClusterPlan(input: TenantClusterPlanInput): TenantClusterP
   const tenantObject = (objectName: string) => ({ name: objectName, namespace: tenant.namespace, labels: clusterctlMoveLabels });
   const manifestPart = (manifest: Manifest): PlannedManifest => ({ resourceName: `${name}-${manifest.metadata.name}`, manifest, dependsOn: ["namespace"] });
   const location = { TENANT_NAMESPACE: tenant.namespace, TENANT_CLUSTER: tenant.name };
-  const managementKubeconfig: SecretRef = { secret: "managementKubeconfig" };
+  const managementKubeconfig: SecretRef = { secret: "management-kubeconfig" };
   const ciliumData = ciliumValuesData(tenant);
   const registryCredentials = Object.entries(input.registryCredentials ?? {}).flatMap(([credentials, { caCrt }]) => registryCredentialSecrets(input, credentials, caCrt));
   const karpenterPools = tenant.workers.filter((pool): pool is typeof pool & KarpenterPool => isKarpenterPool(pool));
@@ -168,10 +168,10 @@ export function tenantClusterPlan(input: TenantClusterPlanInput): TenantClusterP
     hcloudSecret: {
       resourceName: `${name}-hcloud`,
       metadata: tenantObject(hcloudSecret.name),
-      stringData: { [hcloudSecret.tokenKey]: { secret: "hcloudToken" } },
+      stringData: { [hcloudSecret.tokenKey]: { secret: "hcloud-token" } },
       dependsOn: ["namespace"],
     },
-    hcloudProject: { resourceName: `${name}-hcloud`, token: { secret: "hcloudToken" }, dependsOn: [] },
+    hcloudProject: { resourceName: `${name}-hcloud`, token: { secret: "hcloud-token" }, dependsOn: [] },
     firewall: {
       resourceName: `${name}-firewall`,
       name: `${tenant.name}-nodes`,
@@ -249,8 +249,8 @@ export function tenantClusterPlan(input: TenantClusterPlanInput): TenantClusterP
       environment: {
         ...location,
         MANAGEMENT_KUBECONFIG: managementKubeconfig,
-        WORKLOAD_KUBECONFIG: { secret: "workloadKubeconfig" },
-        HCLOUD_TOKEN: { secret: "hcloudToken" },
+        WORKLOAD_KUBECONFIG: { secret: "workload-kubeconfig" },
+        HCLOUD_TOKEN: { secret: "hcloud-token" },
         DRAIN_WAIT_SECONDS: String(input.drainWaitSeconds ?? 600),
       },
       dependsOn: ["cluster", "kubeconfigCommand"],
@@ -270,7 +270,7 @@ export function tenantClusterPlan(input: TenantClusterPlanInput): TenantClusterP
 function registryCredentialSecrets(input: TenantClusterPlanInput, credentials: string, caCrt: boolean): PlannedSecret[] {
   const { name, tenant } = input;
   const secretName = registryCredentialsSecretName(tenant.name, credentials);
-  const field = (key: "username" | "password" | "caCrt"): SecretRef => ({ secret: "registryCredential", credentials, field: key });
+  const field = (key: "username" | "password" | "caCrt"): SecretRef => ({ secret: "registry-credential", credentials, field: key });
   const stringData = {
     [registryCredentialsKeys.username]: field("username"),
     [registryCredentialsKeys.password]: field("password"),
