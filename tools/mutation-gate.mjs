@@ -19,7 +19,7 @@
  *
  * `--list` prints the touched files and stops. MUTATION_GATE_MINUTES (default 45) bounds the run,
  * so CI stays within its 90 minutes. Not seen as a change: test helpers without tests of their own
- * (tests/*.ts that are not *.test.ts). Exit codes: 0 passed or nothing touched; 1 below the
+ * (tests/support/ and other files that are not *.test.ts). Exit codes: 0 passed or nothing touched; 1 below the
  * threshold, out of time or StrykerJS failed; 2 no baseline.
  */
 import { spawnSync } from "node:child_process";

@@ -37,6 +37,17 @@ describe("interruptedRelease", () => {
     expect(interruptedRelease([{ revision: 1, status: "pending-install", chart: "other" }], chart, "create")).toBeUndefined();
   });
 
+  it("leaves a history alone when any of its records is another chart's", () => {
+    expect(interruptedRelease([...revisions("pending-install"), { revision: 2, status: "pending-install", chart: "other" }], chart, "create")).toBeUndefined();
+  });
+
+  it("says which records it clears, and why, for the log", () => {
+    expect(interruptedRelease(revisions("pending-install", "failed"), chart, "create")?.reason).toBe(
+      "an install that never completed (revision 1: pending-install, revision 2: failed)",
+    );
+    expect(interruptedRelease(revisions("deployed", "pending-upgrade"), chart, "update")?.reason).toBe("an upgrade that never completed (revision 2: pending-upgrade)");
+  });
+
   it("orders by revision, not by the order Kubernetes lists the records in", () => {
     const history = revisions("deployed", "pending-upgrade").reverse();
     expect(interruptedRelease(history, chart, "update")?.revisions).toEqual([2]);

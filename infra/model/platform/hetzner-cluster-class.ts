@@ -4,11 +4,14 @@ import { catalog } from "../versions/catalog";
 import { apiVersions, type Manifest } from "./cluster-api-kinds";
 import { hcloudCcmSecretName } from "./hcloud-ccm-values";
 import {
-  advertisePrivateAddressScript,
+  advertisePrivateAddressScriptFile,
   advertisePrivateAddressScriptPath,
   installKubernetesCommand,
-  installKubernetesScript,
+  committedNodeScripts,
+  installKubernetesScriptFile,
   installKubernetesScriptPath,
+  shippedNodeScript,
+  type NodeScripts,
 } from "./node-bootstrap";
 import { hetznerLocations, loadBalancerTypes } from "../facts/hetzner";
 import { CarenSchemaProvider } from "../facts/caren";
@@ -109,6 +112,8 @@ export interface HetznerClusterClassOptions {
   readonly carenExtensionNames: CarenExtensionNames;
   /** `spec.kubernetesVersions`; defaults to the catalog's tenant versions. */
   readonly kubernetesVersions?: readonly string[];
+  /** The node scripts' text as committed, comments included; defaults to the committed files. */
+  readonly nodeScripts?: NodeScripts;
 }
 
 /** The roles of the templates the class references. */
@@ -125,7 +130,7 @@ export interface HetznerClusterClassManifests {
 
 /** Builds the ClusterClass and its templates. */
 export function hetznerClusterClassManifests(options: HetznerClusterClassOptions): HetznerClusterClassManifests {
-  const templates = hetznerClusterClassTemplates();
+  const templates = hetznerClusterClassTemplates(options.nodeScripts);
   const ref = (manifest: Manifest) => ({ apiVersion: manifest.apiVersion, kind: manifest.kind, name: manifest.metadata.name });
   const healthChecks = { nodeStartupTimeoutSeconds, unhealthyNodeConditions };
   const clusterClass: Manifest = {
@@ -163,7 +168,7 @@ export function hetznerClusterClassManifests(options: HetznerClusterClassOptions
  * to a template's spec, so a changed template is a new object (Pulumi creates it, points
  * the class at it, then deletes the old one), and CAPI rolls the machines.
  */
-export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
+export function hetznerClusterClassTemplates(nodeScripts: NodeScripts = committedNodeScripts): HetznerClusterClassTemplates {
   return {
     infrastructureCluster: template(apiVersions.hetzner, "HetznerClusterTemplate", "cluster", {
       template: {
@@ -188,7 +193,7 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
           kubeadmConfigSpec: {
             initConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
             joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
-            ...nodeBootstrapFiles("control-plane"),
+            ...nodeBootstrapFiles("control-plane", nodeScripts),
           },
         },
       },
@@ -198,7 +203,7 @@ export function hetznerClusterClassTemplates(): HetznerClusterClassTemplates {
         spec: {
           joinConfiguration: { nodeRegistration: externalCloudProviderRegistration(), patches: { directory: kubeadmPatchesDirectory } },
           // Stryker disable next-line StringLiteral: equivalent, nodeBootstrapFiles tells only "control-plane" apart
-          ...nodeBootstrapFiles("worker"),
+          ...nodeBootstrapFiles("worker", nodeScripts),
         },
       },
     }),
@@ -252,12 +257,14 @@ export const preKubeadmCommandsSeed = `mkdir -p ${kubeadmPatchesDirectory}`;
  * the private address (the tenant firewall closes the public one); the commands that run them
  * come from the `kubernetes-install` patch, in front of {@link preKubeadmCommandsSeed}.
  */
-function nodeBootstrapFiles(role: "control-plane" | "worker") {
+function nodeBootstrapFiles(role: "control-plane" | "worker", nodeScripts: NodeScripts) {
   const script = (path: string, content: string) => ({ path, owner: "root:root", permissions: "0755", content });
   return {
     files: [
-      script(installKubernetesScriptPath, installKubernetesScript),
-      ...(role === "control-plane" ? [script(advertisePrivateAddressScriptPath, advertisePrivateAddressScript)] : []),
+      script(installKubernetesScriptPath, shippedNodeScript(nodeScripts.installKubernetes, installKubernetesScriptFile)),
+      ...(role === "control-plane"
+        ? [script(advertisePrivateAddressScriptPath, shippedNodeScript(nodeScripts.advertisePrivateAddress, advertisePrivateAddressScriptFile))]
+        : []),
     ],
     preKubeadmCommands: [preKubeadmCommandsSeed],
   };

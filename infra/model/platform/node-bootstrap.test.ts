@@ -1,10 +1,11 @@
 import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it } from "vitest";
 import { repoRoot } from "../../../tests/support/stack-files";
-import type { HetznerClusterClassManifests } from "./hetzner-cluster-class";
-import { advertisePrivateAddressScript, advertisePrivateAddressScriptFile, installKubernetesScript, installKubernetesScriptFile } from "./node-bootstrap";
+import { carenExtensionNames } from "./caren-extensions";
+import { hetznerClusterClassManifests, type HetznerClusterClassManifests } from "./hetzner-cluster-class";
+import { advertisePrivateAddressScript, advertisePrivateAddressScriptFile, committedNodeScripts, installKubernetesScript, installKubernetesScriptFile } from "./node-bootstrap";
 import { withoutCommentLines } from "./shell-comments";
 
 // The node scripts ship inside the ClusterClass's templates, whose names are a hash of their
@@ -20,21 +21,15 @@ const shippedScripts = [
  * The class and its templates as the real builder makes them when the committed scripts read
  * as `edit` makes them (each script's path from the repository root, its text).
  */
-async function classBuiltFrom(edit: (file: string, text: string) => string): Promise<HetznerClusterClassManifests> {
-  vi.resetModules();
-  vi.doMock("./shipped-file", async (importOriginal) => {
-    const { readShippedFile } = await importOriginal<typeof import("./shipped-file")>();
-    return { readShippedFile: (from: string, file: string) => edit(file, readShippedFile(from, file)) };
+function classBuiltFrom(edit: (file: string, text: string) => string): HetznerClusterClassManifests {
+  return hetznerClusterClassManifests({
+    carenExtensionNames: carenExtensionNames(),
+    nodeScripts: {
+      installKubernetes: edit(installKubernetesScriptFile, committedNodeScripts.installKubernetes),
+      advertisePrivateAddress: edit(advertisePrivateAddressScriptFile, committedNodeScripts.advertisePrivateAddress),
+    },
   });
-  const { hetznerClusterClassManifests } = await import("./hetzner-cluster-class.js");
-  const { carenExtensionNames } = await import("./caren-extensions.js");
-  return hetznerClusterClassManifests({ carenExtensionNames: carenExtensionNames() });
 }
-
-afterEach(() => {
-  vi.doUnmock("./shipped-file");
-  vi.resetModules();
-});
 
 /** Every line of a script, with `change` applied to the ones `which` selects. */
 const editLines = (text: string, which: (line: string) => boolean, change: (line: string) => string) =>
@@ -46,10 +41,10 @@ const editLines = (text: string, which: (line: string) => boolean, change: (line
 const isComment = (line: string) => /^\s*#/.test(line) && !line.startsWith("#!");
 
 describe("the node scripts in the ClusterClass", () => {
-  it("do not change when only comments and blank lines change; a code change does (negative control)", async () => {
-    const unchanged = await classBuiltFrom((_, text) => text);
+  it("do not change when only comments and blank lines change; a code change does (negative control)", () => {
+    const unchanged = classBuiltFrom((_, text) => text);
     const commentEdits: string[] = [];
-    const commentsEdited = await classBuiltFrom((file, text) => {
+    const commentsEdited = classBuiltFrom((file, text) => {
       // Reworded comments, a new comment line with blank lines around it, and a dropped one.
       const edited = editLines(text, isComment, (line) => `${line} (reworded)`).replace("\nset -Eeuo pipefail\n", "\n\n# a new comment\n\nset -Eeuo pipefail\n");
       commentEdits.push(file);
@@ -59,7 +54,7 @@ describe("the node scripts in the ClusterClass", () => {
     expect(commentEdits.sort()).toEqual(shippedScripts.map(({ file }) => file).sort());
     expect(commentsEdited).toEqual(unchanged);
 
-    const codeEdited = await classBuiltFrom((file, text) => (file === installKubernetesScriptFile ? text.replace("\nset -Eeuo pipefail\n", "\nset -Eeuo pipefail\numask 022\n") : text));
+    const codeEdited = classBuiltFrom((file, text) => (file === installKubernetesScriptFile ? text.replace("\nset -Eeuo pipefail\n", "\nset -Eeuo pipefail\numask 022\n") : text));
     // A new install script is a new control-plane and worker template, which rolls the machines.
     const names = (manifests: HetznerClusterClassManifests) => Object.fromEntries(Object.entries(manifests.templates).map(([role, manifest]) => [role, manifest.metadata.name]));
     const changedRoles = Object.keys(names(unchanged)).filter((role) => names(unchanged)[role] !== names(codeEdited)[role]);
@@ -67,8 +62,8 @@ describe("the node scripts in the ClusterClass", () => {
     expect(codeEdited.clusterClass).not.toEqual(unchanged.clusterClass);
   });
 
-  it("are written at absolute paths, one per script, that the class's commands run", async () => {
-    const { templates, clusterClass } = await classBuiltFrom((_, text) => text);
+  it("are written at absolute paths, one per script, that the class's commands run", () => {
+    const { templates, clusterClass } = classBuiltFrom((_, text) => text);
     type Files = { files: { path: string; content: string }[] };
     const controlPlane = (templates.controlPlane.spec as { template: { spec: { kubeadmConfigSpec: Files } } }).template.spec.kubeadmConfigSpec.files;
     const worker = (templates.workerBootstrap.spec as { template: { spec: Files } }).template.spec.files;

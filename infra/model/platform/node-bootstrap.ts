@@ -24,19 +24,22 @@ export function installKubernetesCommand(versionTemplate: string): string {
   return `${installKubernetesScriptPath} ${versionTemplate} ${catalog.containerd.version}`;
 }
 
+/** The node scripts' text, as committed (comments included). */
+export interface NodeScripts {
+  readonly installKubernetes: string;
+  readonly advertisePrivateAddress: string;
+}
+
 /**
- * A node script's text as the ClusterClass templates carry it: the committed file without its
- * comment lines, so that a comment edit changes no template and rolls no machine.
+ * A node script's text as the ClusterClass templates carry it: the script without its comment
+ * lines, so that a comment edit changes no template and rolls no machine.
  */
-function shippedNodeScript(file: string): string {
-  return withoutCommentLines(readShippedFile(__dirname, file), file);
+export function shippedNodeScript(text: string, file: string): string {
+  return withoutCommentLines(text, file);
 }
 
 /** The install script, a real shell file checked by shellcheck (see its header for what it does). */
 export const installKubernetesScriptFile = "infra/model/platform/shell/install-kubernetes.sh";
-
-/** The install script's text, written to every node by the ClusterClass templates. */
-export const installKubernetesScript = shippedNodeScript(installKubernetesScriptFile);
 
 /** Where the advertise-address script is written on every control-plane node. */
 export const advertisePrivateAddressScriptPath = "/etc/capi-fleet/advertise-private-address.sh";
@@ -48,5 +51,14 @@ export const advertisePrivateAddressScriptPath = "/etc/capi-fleet/advertise-priv
  */
 export const advertisePrivateAddressScriptFile = "infra/model/platform/shell/advertise-private-address.sh";
 
+/** The committed node scripts (the ClusterClass's default). */
+export const committedNodeScripts: NodeScripts = {
+  installKubernetes: readShippedFile(__dirname, installKubernetesScriptFile),
+  advertisePrivateAddress: readShippedFile(__dirname, advertisePrivateAddressScriptFile),
+};
+
+/** The install script's text, written to every node by the ClusterClass templates. */
+export const installKubernetesScript = shippedNodeScript(committedNodeScripts.installKubernetes, installKubernetesScriptFile);
+
 /** The advertise-address script's text, written to control-plane nodes by the ClusterClass. */
-export const advertisePrivateAddressScript = shippedNodeScript(advertisePrivateAddressScriptFile);
+export const advertisePrivateAddressScript = shippedNodeScript(committedNodeScripts.advertisePrivateAddress, advertisePrivateAddressScriptFile);
