@@ -1,25 +1,16 @@
 import { spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { parse, stringify } from "yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
 import { catalog } from "../infra/model/versions/catalog";
 import { parseFleetConfig } from "../infra/model/stack/validate-fleet-config";
 import { readStackConfig } from "../tests/support/stack-files";
 import { repoRoot } from "../tests/support/stack-files";
+import { scratchDirectories } from "../tests/support/scratch";
 
-/** The test's scratch directories, removed after the file's tests. */
-const scratchDirs: string[] = [];
-const scratchDir = (prefix: string): string => {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  scratchDirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
-});
+const scratchDir = scratchDirectories();
 
 // `npm run plan` end to end: the first test runs scripts/plan as users do; the others run what it
 // runs (scripts/plan.ts with scripts/run-ts), some in a working directory of their own.

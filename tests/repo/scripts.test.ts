@@ -1,21 +1,12 @@
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, readlinkSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { sdkPluginVersion } from "../support/plugins";
 import { repoRoot } from "../support/stack-files";
+import { scratchDirectories } from "../support/scratch";
 
-/** The test's scratch directories, removed after the file's tests. */
-const scratchDirs: string[] = [];
-const scratchDir = (prefix: string): string => {
-  const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  scratchDirs.push(dir);
-  return dir;
-};
-afterAll(() => {
-  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
-});
+const scratchDir = scratchDirectories();
 
 // The shell entry points, run the way a user would on a machine without the tools they need.
 
